@@ -1,0 +1,59 @@
+// What a cluster is made of, independent of SimGrid: the GPU kind, how many nodes and GPUs per node,
+// and the NVLink and NIC ports of every GPU. Built from presets (platforms/*.yaml) or a SimGrid XML file.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace cpsim {
+class MapReader;
+
+struct ComputeEfficiency {
+  double gemm = 0.75;       // achieved / peak for dense GEMMs
+  double attention = 0.6;   // achieved / peak for attention kernels
+  double memory = 0.8;      // achieved / peak HBM bandwidth
+};
+
+struct GpuSpec {
+  std::string key;          // preset name, e.g. "h100"
+  std::string name;         // marketing name
+  double bf16_flops = 0;    // dense peak, flop/s
+  double fp8_flops = 0;
+  double hbm_bytes = 0;
+  double hbm_bw_Bps = 0;
+  int sm_count = 0;
+  ComputeEfficiency efficiency;
+};
+
+// One GPU of the platform, as the workload sees it.
+struct GpuSlot {
+  std::string host_name;  // SimGrid host, "n<node>g<gpu>"
+  int node = 0;
+  int local_gpu = 0;
+};
+
+struct PlatformSpec {
+  std::string preset;         // cluster preset name, or "" for an XML file
+  std::string xml_file;       // when set, the topology is this SimGrid XML file
+  GpuSpec gpu;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  double nvlink_bw_Bps = 0;   // per GPU port, per direction
+  double nvlink_latency_s = 0;  // one-way GPU-to-GPU through the NVSwitch
+  double nic_bw_Bps = 0;      // per NIC (one per GPU, own rail), per direction
+  double nic_latency_s = 0;   // one-way NIC-to-NIC through the rail switch
+
+  std::vector<GpuSlot> gpus;  // every GPU, ordered by (node, local gpu); global GPU id = index
+  int gpu_count() const { return static_cast<int>(gpus.size()); }
+};
+
+// Reads the scenario's `platform:` mapping (presets resolved, overrides applied, XML hosts scanned).
+PlatformSpec read_platform(MapReader& reader, const std::string& source_dir);
+GpuSpec gpu_preset(const std::string& key);  // throws std::out_of_range for an unknown key
+std::vector<std::string> gpu_preset_names();
+std::vector<std::string> cluster_preset_names();
+
+// Resolves a path written in a scenario: as given (absolute or from the working directory), else relative
+// to the scenario's folder, else relative to the cpsim source tree. Returns "" when none exists.
+std::string resolve_input_path(const std::string& path, const std::string& source_dir);
+
+}  // namespace cpsim

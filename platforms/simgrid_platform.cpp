@@ -1,0 +1,44 @@
+#include "platforms/simgrid_platform.hpp"
+
+#include <simgrid/s4u.hpp>
+
+#include "platforms/topology.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace cpsim {
+
+void configure_pure_network_model() {
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:0");
+}
+
+std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const PlatformSpec& spec) {
+  std::vector<sg4::Host*> hosts;
+  if (!spec.xml_file.empty()) {
+    engine.load_platform(spec.xml_file);
+    for (const auto& g : spec.gpus) hosts.push_back(engine.host_by_name(g.host_name));
+    return hosts;
+  }
+  const Topology topo(spec);
+  auto* zone = sg4::create_full_zone("world");
+  for (const auto& g : spec.gpus) hosts.push_back(zone->create_host(g.host_name, spec.gpu.bf16_flops)->seal());
+  std::vector<sg4::Link*> links;
+  for (const auto& l : topo.links())
+    links.push_back(zone->create_split_duplex_link(l.name, l.bw_Bps)->set_latency(l.latency_s)->seal());
+  using Dir = sg4::LinkInRoute::Direction;
+  const int n = spec.gpu_count();
+  std::vector<sg4::LinkInRoute> route;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      if (s == d) continue;
+      route.clear();
+      for (const auto& hop : topo.route(s, d)) route.emplace_back(links[hop.link], hop.up ? Dir::UP : Dir::DOWN);
+      zone->add_route(hosts[s]->get_netpoint(), hosts[d]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+  zone->seal();
+  return hosts;
+}
+
+}  // namespace cpsim

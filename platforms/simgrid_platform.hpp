@@ -1,0 +1,24 @@
+// Builds the SimGrid platform of a PlatformSpec inside the current Engine: GPUs are hosts, every NVLink port and
+// every NIC is a split-duplex link, routes come from Topology (or from the XML file for `file:` platforms).
+// Only sim/ and this builder include SimGrid headers.
+#pragma once
+#include <vector>
+
+#include "platforms/platform_spec.hpp"
+
+namespace simgrid::s4u {
+class Engine;
+class Host;
+}  // namespace simgrid::s4u
+
+namespace cpsim {
+
+// Returns the hosts in GPU-id order (PlatformSpec::gpus).
+std::vector<simgrid::s4u::Host*> build_simgrid_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
+
+// The network model cpsim uses everywhere: CM02 without cross traffic nor TCP window, so a lone flow takes exactly
+// route latency + bytes / bottleneck bandwidth and concurrent flows share links max-min fairly. Call once, before
+// the platform is created.
+void configure_pure_network_model();
+
+}  // namespace cpsim

@@ -1,0 +1,95 @@
+#include "sim/commands.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <spdlog/spdlog.h>
+
+#include "platforms/xml_writer.hpp"
+#include "sim/atomic_file.hpp"
+#include "sim/executor.hpp"
+#include "sim/metrics.hpp"
+#include "sim/scenario.hpp"
+#include "sim/summary_writer.hpp"
+#include "sim/trace_writer.hpp"
+#include "sim/units.hpp"
+#include "sim/yaml_reader.hpp"
+#include "workloads/prefill.hpp"
+
+namespace cpsim {
+namespace {
+
+// Runs `body`, turning user-input errors into a one-line message and exit code 2.
+template <class F>
+int guarded(F&& body) {
+  try {
+    return body();
+  } catch (const InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
+
+void log_headline(const Scenario& s, const Metrics& m) {
+  spdlog::info("{}: makespan {} over {} layers ({} tasks, {} flows)", s.name, format_time(m.makespan_s),
+               m.layers.size(), m.tasks, m.flows);
+  for (const auto& v : m.volumes)
+    spdlog::info("  {} / {}: {} received per rank per layer (formula: {})", v.layer_kind, v.cp_algorithm,
+                 format_bytes(v.simulated_bytes), v.formula_bytes ? format_bytes(*v.formula_bytes) : "n/a");
+}
+
+}  // namespace
+
+int run_command(const ScenarioArgs& args, const std::string& output_dir) {
+  return guarded([&] {
+    const Scenario scenario = load_scenario(args.file, args.overrides);
+    const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
+
+    const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu};
+    const TaskGraph graph = generate_prefill(inputs, scenario.platform.gpu_count());
+    spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
+                 scenario.parallel.cp * scenario.parallel.tp);
+    const ExecutionResult result = execute(graph, scenario.platform);
+    spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
+    const Metrics metrics = compute_metrics(scenario, graph, result);
+
+    std::filesystem::create_directories(dir);
+    std::optional<AtomicFile> trace_file;
+    TraceStats trace;
+    if (scenario.write_trace) {
+      trace_file.emplace(dir + "/trace.json");
+      trace = write_trace(trace_file->stream(), scenario, graph, result);
+    }
+    AtomicFile summary(dir + "/summary.json");
+    summary.stream() << summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr).dump(2) << "\n";
+    if (trace_file) trace_file->commit();
+    summary.commit();
+    log_headline(scenario, metrics);
+    spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and trace.json" : "");
+    return 0;
+  });
+}
+
+int validate_command(const ScenarioArgs& args) {
+  return guarded([&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    std::cout << fmt::format("{}: ok ({} x {} GPUs, {} layers of {}, S = {}, cp = {}, tp = {})\n", args.file,
+                             s.platform.nodes, s.platform.gpus_per_node, s.model.layers, s.model.name, s.run.seq_len,
+                             s.parallel.cp, s.parallel.tp);
+    return 0;
+  });
+}
+
+int platform_command(const ScenarioArgs& args, const std::string& xml_out) {
+  return guarded([&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    if (!s.platform.xml_file.empty())
+      throw InputError(fmt::format("{}:1:1: platform.file: the platform is already an XML file ({})", args.file,
+                                   s.platform.xml_file));
+    write_file_atomically(xml_out, platform_xml(s.platform));
+    spdlog::info("wrote {} ({} GPUs)", xml_out, s.platform.gpu_count());
+    return 0;
+  });
+}
+
+}  // namespace cpsim

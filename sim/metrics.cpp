@@ -1,0 +1,135 @@
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "workloads/rank_layout.hpp"
+#include "workloads/volumes.hpp"
+
+namespace cpsim {
+namespace {
+
+using Interval = std::pair<double, double>;
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& v) {
+  double sum = 0;
+  for (const auto& [a, b] : v) sum += b - a;
+  return sum;
+}
+
+// Length of `a` not covered by `b` (both merged and sorted).
+double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double overlap = 0;
+  std::size_t j = 0;
+  for (const auto& [s, e] : a) {
+    while (j < b.size() && b[j].second <= s) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].first < e; ++k)
+      overlap += std::min(e, b[k].second) - std::max(s, b[k].first);
+  }
+  return length(a) - overlap;
+}
+
+struct RankLayerTimes {
+  double first = 1e300, last = -1;
+  std::vector<Interval> compute, comm;
+};
+
+}  // namespace
+
+Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r) {
+  Metrics m;
+  m.makespan_s = r.makespan_s;
+  m.tasks = g.tasks().size();
+  m.flows = g.flow_count();
+  const int gpus = RankLayout(s.parallel).used_gpus();
+  const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
+  const MemoryBreakdown memory = prefill_memory(in);
+  const RankLayout layout(s.parallel);
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    RankMetrics rm;
+    rm.gpu = gpu;
+    rm.node = s.platform.gpus[gpu].node;
+    rm.local_gpu = s.platform.gpus[gpu].local_gpu;
+    rm.cp_rank = layout.coord(gpu).cp;
+    rm.tp_rank = layout.coord(gpu).tp;
+    rm.memory = memory;
+    m.ranks.push_back(rm);
+  }
+
+  const std::size_t n_layers = g.layers().size();
+  std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
+  // CP bytes received per (layer, gpu).
+  std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
+  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+    const Task& t = g.tasks()[i];
+    const Interval iv{r.start_s[i], r.finish_s[i]};
+    if (t.kind == TaskKind::COMPUTE) {
+      m.ranks[t.gpu].compute_busy_s += iv.second - iv.first;
+    } else {
+      const auto cls = static_cast<std::size_t>(t.traffic);
+      m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
+      m.ranks[t.peer].bytes_received[cls] += t.bytes;
+      m.total_bytes[cls] += t.bytes;
+      if (t.traffic == Traffic::CP && t.layer >= 0) cp_received[t.layer][t.peer] += t.bytes;
+    }
+    if (t.layer < 0) continue;
+    for (int gpu : {t.gpu, t.peer}) {
+      if (gpu < 0) continue;
+      RankLayerTimes& rl = per[t.layer][gpu];
+      rl.first = std::min(rl.first, iv.first);
+      rl.last = std::max(rl.last, iv.second);
+      (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
+    }
+  }
+
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    LayerMetrics lm;
+    lm.info = g.layers()[l];
+    lm.t_start_s = 1e300;
+    lm.t_end_s = -1;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      const RankLayerTimes& rl = per[l][gpu];
+      if (rl.last < 0) continue;
+      lm.t_start_s = std::min(lm.t_start_s, rl.first);
+      if (rl.last > lm.t_end_s) lm.t_end_s = rl.last, lm.critical_gpu = gpu;
+      const auto busy = merged(rl.compute);
+      m.ranks[gpu].exposed_comm_s += uncovered(merged(rl.comm), busy);
+    }
+    const RankLayerTimes& crit = per[l][lm.critical_gpu];
+    const auto busy = merged(crit.compute);
+    lm.compute_s = length(busy);
+    lm.exposed_comm_s = uncovered(merged(crit.comm), busy);
+    lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
+    m.layers.push_back(lm);
+  }
+
+  // Volumes: one row per (layer kind, CP algorithm) present.
+  std::map<std::pair<std::string, std::string>, double> simulated;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    auto& v = simulated[{g.layers()[l].kind, g.layers()[l].cp_algorithm}];
+    for (double b : cp_received[l]) v = std::max(v, b);
+  }
+  for (const auto& [key, bytes] : simulated) {
+    VolumeRow row{key.first, key.second, bytes, std::nullopt, ""};
+    if (auto f = cp_volume_per_rank(in, key.first, key.second)) {
+      row.formula_bytes = f->bytes;
+      row.formula = f->formula;
+    }
+    m.volumes.push_back(row);
+  }
+  return m;
+}
+
+}  // namespace cpsim

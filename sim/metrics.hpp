@@ -1,0 +1,54 @@
+// Turns task records into the numbers users read: per-layer time breakdown, per-GPU busy time, bytes per traffic
+// class, memory, and the simulated CP volumes next to the seeds' formulas. Definitions (docs/outputs.md):
+//   - a GPU's layer window runs from the start of its first task in the layer to the end of its last;
+//   - compute = time its compute stream is busy; exposed comm = time a flow it sends or receives is in flight while
+//     its compute stream is idle; idle = the rest of the layer's span (waiting on other ranks: imbalance);
+//   - a layer's compute_s / exposed_comm_s / idle_s are those of its critical GPU (the one finishing the layer last),
+//     so compute_s + exposed_comm_s + idle_s = t_end_s - t_start_s.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/executor.hpp"
+#include "sim/scenario.hpp"
+#include "workloads/memory.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace cpsim {
+
+struct LayerMetrics {
+  LayerInfo info;
+  double t_start_s = 0, t_end_s = 0;
+  double compute_s = 0, exposed_comm_s = 0, idle_s = 0;
+  int critical_gpu = 0;
+};
+
+struct RankMetrics {
+  int gpu = 0, node = 0, local_gpu = 0, cp_rank = 0, tp_rank = 0;
+  double compute_busy_s = 0;
+  double exposed_comm_s = 0;
+  std::array<double, kTrafficClasses> bytes_sent{}, bytes_received{};
+  MemoryBreakdown memory;
+};
+
+struct VolumeRow {
+  std::string layer_kind, cp_algorithm;
+  double simulated_bytes = 0;  // max over ranks and layers of CP bytes received in one layer
+  std::optional<double> formula_bytes;
+  std::string formula;
+};
+
+struct Metrics {
+  double makespan_s = 0;
+  std::size_t tasks = 0, flows = 0;
+  std::vector<LayerMetrics> layers;
+  std::vector<RankMetrics> ranks;
+  std::vector<VolumeRow> volumes;
+  std::array<double, kTrafficClasses> total_bytes{};
+};
+
+Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r);
+
+}  // namespace cpsim

@@ -1,0 +1,201 @@
+#include "sim/scenario.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "sim/yaml_reader.hpp"
+
+namespace cpsim {
+namespace fs = std::filesystem;
+namespace {
+
+struct Override {
+  std::string path;
+  YAML::Node value;
+};
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> out;
+  for (const auto& text : texts) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--set:1:1: {}: expected key.path=value", text));
+    YAML::Node value;
+    try {
+      value = YAML::Load(text.substr(eq + 1));
+    } catch (const YAML::ParserException& e) {
+      throw InputError(fmt::format("--set:1:{}: {}: {}", eq + 2 + e.mark.column, text.substr(0, eq), e.msg));
+    }
+    out.push_back({text.substr(0, eq), value});
+  }
+  return out;
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(path.substr(start, dot - start));
+  parts.push_back(path.substr(start));
+  return parts;
+}
+
+// Sets root[a][b][c] = value, creating mappings on the way (yaml-cpp nodes are handles, hence the copies).
+void assign(YAML::Node root, const std::vector<std::string>& parts, std::size_t from, const YAML::Node& value,
+            const std::string& path) {
+  YAML::Node cur = root;
+  for (std::size_t i = from; i + 1 < parts.size(); ++i) {
+    YAML::Node next = cur[parts[i]];
+    if (next.IsDefined() && !next.IsNull() && !next.IsMap())
+      throw InputError(fmt::format("--set:1:1: {}: '{}' is not a mapping", path, parts[i]));
+    if (!next.IsDefined() || next.IsNull()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+}
+
+Dtype read_dtype(MapReader& r) {
+  const std::string d = r.choice_or("dtype", {"bf16", "fp16", "fp8", "fp32"}, "bf16");
+  return d == "bf16" ? Dtype::BF16 : d == "fp16" ? Dtype::FP16 : d == "fp8" ? Dtype::FP8 : Dtype::FP32;
+}
+
+ModelSpec read_model(MapReader& r) {
+  ModelSpec m;
+  m.name = r.text("name");
+  m.layers = static_cast<int>(r.integer("layers", 1));
+  m.d_model = static_cast<int>(r.integer("d_model", 1));
+  m.n_heads = static_cast<int>(r.integer("n_heads", 1));
+  m.n_kv_heads = static_cast<int>(r.integer_or("n_kv_heads", m.n_heads, 1));
+  m.head_dim = static_cast<int>(r.integer_or("head_dim", m.d_model / m.n_heads, 1));
+  m.ffn_dim = static_cast<int>(r.integer("ffn_dim", 1));
+  m.vocab = static_cast<int>(r.integer("vocab", 1));
+  m.sliding_window = static_cast<int>(r.integer_or("sliding_window", 0, 0));
+  if (r.has("mla")) {
+    MapReader mla = r.map("mla");
+    m.mla.d_c = static_cast<int>(mla.integer("d_c", 1));
+    m.mla.rope_dim = static_cast<int>(mla.integer_or("rope_dim", 0, 0));
+    mla.finish();
+  }
+  if (m.n_heads % m.n_kv_heads != 0)
+    r.fail("n_kv_heads", fmt::format("n_heads ({}) must be a multiple of n_kv_heads ({})", m.n_heads, m.n_kv_heads));
+  r.finish();
+  return m;
+}
+
+RunSpec read_run(MapReader& r) {
+  RunSpec run;
+  run.phase = r.choice_or("phase", {"prefill"}, "prefill");
+  run.seq_len = r.count("seq_len");
+  if (run.seq_len == 0) r.fail("seq_len", "must be positive");
+  run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
+  run.dtype = read_dtype(r);
+  r.finish();
+  return run;
+}
+
+ParallelSpec read_parallel(MapReader& r) {
+  ParallelSpec p;
+  p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
+  p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
+  r.finish();
+  return p;
+}
+
+CpPlan read_cp(MapReader& r) {
+  CpPlan plan;
+  if (r.has("dense")) {
+    MapReader d = r.map("dense");
+    plan.dense.algorithm = d.choice_or("algorithm", {"ring"}, "ring");
+    const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
+    plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
+                           : part == "striped"  ? Partition::STRIPED
+                                                : Partition::ZIGZAG;
+    d.finish();
+  }
+  r.finish();
+  return plan;
+}
+
+// Cross-field rules, each reported at the key a user would change.
+void check_plan(const Scenario& s, MapReader& top) {
+  const int gpus_needed = s.parallel.cp * s.parallel.tp;
+  if (gpus_needed > s.platform.gpu_count()) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("cp", fmt::format("cp x tp = {} x {} = {} GPUs, but the platform has {}", s.parallel.cp, s.parallel.tp,
+                               gpus_needed, s.platform.gpu_count()));
+  }
+  if (s.model.n_heads % s.parallel.tp != 0) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("tp", fmt::format("n_heads ({}) must be divisible by tp ({})", s.model.n_heads, s.parallel.tp));
+  }
+  const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
+  if (s.run.seq_len % parts != 0) {
+    MapReader run(top.self()["run"], top.source(), "run");
+    run.fail("seq_len", fmt::format("S = {} is not divisible by {} ({} partition over cp = {} needs S % {} == 0)",
+                                    s.run.seq_len, parts, partition_name(s.cp.dense.partition), s.parallel.cp, parts));
+  }
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& override_texts) {
+  YAML::Node root = load_yaml_file(file);
+  const std::vector<Override> overrides = parse_overrides(override_texts);
+  YamlSource source{file, {}};
+  for (const auto& o : overrides) source.overridden_paths.insert(o.path);
+  if (!root.IsMap()) fail_at(root, source, "", "a scenario must be a mapping");
+  const std::string dir = fs::path(file).parent_path().string();
+
+  Scenario s;
+  s.file = file;
+  // The model may live in its own file; load it first so that `--set model.x=...` applies to it.
+  YAML::Node model_node = root["model"];
+  YamlSource model_source = source;
+  if (model_node.IsDefined() && model_node.IsScalar()) {
+    s.model_file = resolve_input_path(model_node.Scalar(), dir);
+    if (s.model_file.empty()) fail_at(model_node, source, "model", fmt::format("model file '{}' not found", model_node.Scalar()));
+    model_node = load_yaml_file(s.model_file);
+    model_source.file = s.model_file;
+  }
+  for (const auto& o : overrides) {
+    const auto parts = split_path(o.path);
+    if (parts[0] == "model" && parts.size() > 1 && model_node.IsDefined() && model_node.IsMap())
+      assign(model_node, parts, 1, o.value, o.path);
+    else
+      assign(root, parts, 0, o.value, o.path);
+  }
+
+  MapReader top(root, source, "");
+  s.name = top.text("name");
+  {
+    MapReader r = top.map("platform");
+    s.platform = read_platform(r, dir);
+  }
+  (void)top.node("model");
+  {
+    MapReader r(model_node, model_source, "model");
+    s.model = read_model(r);
+  }
+  {
+    MapReader r = top.map("run");
+    s.run = read_run(r);
+  }
+  if (top.has("parallel")) {
+    MapReader r = top.map("parallel");
+    s.parallel = read_parallel(r);
+  }
+  if (top.has("cp")) {
+    MapReader r = top.map("cp");
+    s.cp = read_cp(r);
+  }
+  if (top.has("outputs")) {
+    MapReader r = top.map("outputs");
+    s.write_trace = r.flag_or("trace", true);
+    r.finish();
+  }
+  top.finish();
+  check_plan(s, top);
+  return s;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,28 @@
+// A scenario: the validated, resolved description of one simulation. Loading checks everything a user can get
+// wrong (keys, types, presets, degrees, divisibility, platform size) before anything runs; problems are thrown as
+// InputError with `file:line:col: key.path: message`.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "platforms/platform_spec.hpp"
+#include "workloads/model.hpp"
+
+namespace cpsim {
+
+struct Scenario {
+  std::string name;
+  std::string file;      // the scenario file it was read from
+  std::string model_file;  // "" when the model is inline
+  PlatformSpec platform;
+  ModelSpec model;
+  RunSpec run;
+  ParallelSpec parallel;
+  CpPlan cp;
+  bool write_trace = true;
+};
+
+// `overrides` are "key.path=value" strings from --set; values are parsed as YAML scalars or flow collections.
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
+
+}  // namespace cpsim

@@ -1,0 +1,126 @@
+#include "sim/summary_writer.hpp"
+
+#include <cmath>
+
+namespace cpsim {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Byte counts are integers in the model; write them as JSON integers.
+json bytes(double b) { return static_cast<std::int64_t>(std::llround(b)); }
+
+json by_class(const std::array<double, kTrafficClasses>& v) {
+  json j = json::object();
+  for (Traffic t : {Traffic::CP, Traffic::TP, Traffic::EP, Traffic::DP, Traffic::PP})
+    j[traffic_name(t)] = bytes(v[static_cast<std::size_t>(t)]);
+  return j;
+}
+
+}  // namespace
+
+json resolved_scenario_json(const Scenario& s) {
+  const PlatformSpec& p = s.platform;
+  json platform = {{"preset", p.preset},      {"file", p.xml_file},
+                   {"nodes", p.nodes},        {"gpus_per_node", p.gpus_per_node},
+                   {"gpu_count", p.gpu_count()}};
+  platform["gpu"] = {{"key", p.gpu.key},
+                     {"name", p.gpu.name},
+                     {"bf16_flops", p.gpu.bf16_flops},
+                     {"fp8_flops", p.gpu.fp8_flops},
+                     {"hbm_bytes", bytes(p.gpu.hbm_bytes)},
+                     {"hbm_bw_Bps", p.gpu.hbm_bw_Bps},
+                     {"sms", p.gpu.sm_count},
+                     {"efficiency",
+                      {{"gemm", p.gpu.efficiency.gemm},
+                       {"attention", p.gpu.efficiency.attention},
+                       {"memory", p.gpu.efficiency.memory}}}};
+  if (p.xml_file.empty()) {
+    platform["nvlink_bw_Bps"] = p.nvlink_bw_Bps;
+    platform["nvlink_latency_s"] = p.nvlink_latency_s;
+    platform["nic_bw_Bps"] = p.nic_bw_Bps;
+    platform["nic_latency_s"] = p.nic_latency_s;
+  }
+  const ModelSpec& m = s.model;
+  json model = {{"name", m.name},         {"layers", m.layers},   {"d_model", m.d_model},
+                {"n_heads", m.n_heads},   {"n_kv_heads", m.n_kv_heads}, {"head_dim", m.head_dim},
+                {"ffn_dim", m.ffn_dim},   {"vocab", m.vocab},     {"sliding_window", m.sliding_window},
+                {"mla", {{"d_c", m.mla.d_c}, {"rope_dim", m.mla.rope_dim}}}};
+  return {{"name", s.name},
+          {"file", s.file},
+          {"model_file", s.model_file},
+          {"platform", platform},
+          {"model", model},
+          {"run",
+           {{"phase", s.run.phase},
+            {"seq_len", s.run.seq_len},
+            {"batch", s.run.batch},
+            {"dtype", dtype_name(s.run.dtype)}}},
+          {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}}},
+          {"cp",
+           {{"dense",
+             {{"algorithm", s.cp.dense.algorithm}, {"partition", partition_name(s.cp.dense.partition)}}}}}};
+}
+
+json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) {
+  json j;
+  j["cpsim_summary_version"] = 1;
+  j["name"] = s.name;
+  j["makespan_s"] = m.makespan_s;
+  j["tasks"] = m.tasks;
+  j["flows"] = m.flows;
+  j["bytes_total"] = by_class(m.total_bytes);
+
+  json layers = json::array();
+  for (const auto& l : m.layers)
+    layers.push_back({{"index", l.info.index},
+                      {"kind", l.info.kind},
+                      {"cp_algorithm", l.info.cp_algorithm},
+                      {"t_start_s", l.t_start_s},
+                      {"t_end_s", l.t_end_s},
+                      {"compute_s", l.compute_s},
+                      {"exposed_comm_s", l.exposed_comm_s},
+                      {"idle_s", l.idle_s},
+                      {"critical_gpu", l.critical_gpu}});
+  j["layers"] = layers;
+
+  json ranks = json::array();
+  for (const auto& r : m.ranks)
+    ranks.push_back({{"gpu", r.gpu},
+                     {"node", r.node},
+                     {"local_gpu", r.local_gpu},
+                     {"cp_rank", r.cp_rank},
+                     {"tp_rank", r.tp_rank},
+                     {"compute_busy_s", r.compute_busy_s},
+                     {"exposed_comm_s", r.exposed_comm_s},
+                     {"bytes_sent", by_class(r.bytes_sent)},
+                     {"bytes_received", by_class(r.bytes_received)},
+                     {"memory_bytes",
+                      {{"weights", bytes(r.memory.weights_bytes)},
+                       {"kv_cache", bytes(r.memory.kv_cache_bytes)},
+                       {"activations", bytes(r.memory.activations_bytes)},
+                       {"total", bytes(r.memory.total_bytes())}}}});
+  j["ranks"] = ranks;
+
+  json volumes = json::array();
+  for (const auto& v : m.volumes) {
+    json row = {{"layer_kind", v.layer_kind},
+                {"cp_algorithm", v.cp_algorithm},
+                {"simulated_max_rank_received_bytes_per_layer", bytes(v.simulated_bytes)}};
+    row["formula_bytes"] = v.formula_bytes ? bytes(*v.formula_bytes) : json(nullptr);
+    row["formula"] = v.formula;
+    row["match"] = v.formula_bytes && std::llround(*v.formula_bytes) == std::llround(v.simulated_bytes);
+    volumes.push_back(row);
+  }
+  j["volumes"] = volumes;
+  if (trace)
+    j["trace"] = {{"file", "trace.json"},
+                  {"slices", trace->slices},
+                  {"flows", trace->flows},
+                  {"counter_tracks", trace->counter_tracks},
+                  {"processes", trace->processes}};
+  j["scenario"] = resolved_scenario_json(s);
+  return j;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,187 @@
+#include "sim/yaml_reader.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "sim/units.hpp"
+
+namespace cpsim {
+namespace {
+
+bool is_overridden(const YamlSource& source, const std::string& path) {
+  for (const auto& p : source.overridden_paths)
+    if (path == p || path.rfind(p + ".", 0) == 0) return true;
+  return false;
+}
+
+std::string type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a sequence";
+    case YAML::NodeType::Null: return "empty";
+    default: return fmt::format("'{}'", n.Scalar());
+  }
+}
+
+}  // namespace
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path, const std::string& message) {
+  if (is_overridden(source, path)) throw InputError(fmt::format("--set:1:1: {}: {}", path, message));
+  const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
+  const int line = mark.is_null() ? 1 : mark.line + 1;
+  const int col = mark.is_null() ? 1 : mark.column + 1;
+  throw InputError(fmt::format("{}:{}:{}: {}: {}", source.file, line, col, path.empty() ? "(top)" : path, message));
+}
+
+YAML::Node load_yaml_file(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(fmt::format("{}:1:1: (file): cannot open file", file));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw InputError(fmt::format("{}:{}:{}: (syntax): {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+}
+
+MapReader::MapReader(const YAML::Node& node, const YamlSource& source, std::string path)
+    : node_(node), source_(source), path_(std::move(path)) {
+  if (!node_.IsMap()) fail_at(node_, source_, path_, "expected a mapping, got " + type_name(node_));
+}
+
+bool MapReader::has(const std::string& key) const {
+  const YAML::Node v = node_[key];
+  return v.IsDefined() && !v.IsNull();
+}
+
+YAML::Node MapReader::node(const std::string& key) {
+  used_.insert(key);
+  const YAML::Node v = node_[key];
+  if (!v.IsDefined() || v.IsNull()) fail_at(node_, source_, path_of(key), "missing required key");
+  return v;
+}
+
+void MapReader::fail(const std::string& key, const std::string& message) const {
+  const YAML::Node v = node_[key];
+  fail_at(v.IsDefined() ? v : node_, source_, path_of(key), message);
+}
+
+void MapReader::fail_here(const std::string& message) const { fail_at(node_, source_, path_, message); }
+
+std::string MapReader::scalar(const std::string& key, const char* expected) {
+  const YAML::Node v = node(key);
+  if (!v.IsScalar()) fail(key, fmt::format("expected {}, got {}", expected, type_name(v)));
+  return v.Scalar();
+}
+
+std::string MapReader::text(const std::string& key) { return scalar(key, "a string"); }
+std::string MapReader::text_or(const std::string& key, const std::string& fallback) {
+  return has(key) ? text(key) : (used_.insert(key), fallback);
+}
+
+std::string MapReader::choice(const std::string& key, const std::vector<std::string>& allowed) {
+  const std::string v = text(key);
+  for (const auto& a : allowed)
+    if (v == a) return v;
+  fail(key, fmt::format("'{}' is not one of: {}", v, fmt::join(allowed, ", ")));
+}
+
+std::string MapReader::choice_or(const std::string& key, const std::vector<std::string>& allowed,
+                                 const std::string& fallback) {
+  return has(key) ? choice(key, allowed) : (used_.insert(key), fallback);
+}
+
+std::int64_t MapReader::integer(const std::string& key, std::int64_t min_value) {
+  const std::string s = scalar(key, "an integer");
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail(key, fmt::format("expected an integer, got '{}'", s));
+  if (v < min_value) fail(key, fmt::format("must be at least {}, got {}", min_value, v));
+  return v;
+}
+
+std::int64_t MapReader::integer_or(const std::string& key, std::int64_t fallback, std::int64_t min_value) {
+  return has(key) ? integer(key, min_value) : (used_.insert(key), fallback);
+}
+
+double MapReader::number(const std::string& key) {
+  const std::string s = scalar(key, "a number");
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail(key, fmt::format("expected a number, got '{}'", s));
+  return v;
+}
+
+double MapReader::number_or(const std::string& key, double fallback) {
+  return has(key) ? number(key) : (used_.insert(key), fallback);
+}
+
+bool MapReader::flag_or(const std::string& key, bool fallback) {
+  if (!has(key)) return used_.insert(key), fallback;
+  const std::string s = scalar(key, "true or false");
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  fail(key, fmt::format("expected true or false, got '{}'", s));
+}
+
+template <class T>
+T MapReader::quantity(const std::string& key, std::optional<T> (*parse)(const std::string&), const char* expected) {
+  const std::string s = scalar(key, expected);
+  const auto v = parse(s);
+  if (!v) fail(key, fmt::format("expected {}, got '{}'", expected, s));
+  return *v;
+}
+
+std::uint64_t MapReader::count(const std::string& key) {
+  return quantity<std::uint64_t>(key, parse_count, "a count such as 4096, 128K or 1M");
+}
+std::uint64_t MapReader::count_or(const std::string& key, std::uint64_t fallback) {
+  return has(key) ? count(key) : (used_.insert(key), fallback);
+}
+double MapReader::bandwidth_Bps(const std::string& key) {
+  return quantity<double>(key, parse_bandwidth_Bps, "a bandwidth such as 450GBps or 400Gbps");
+}
+std::optional<double> MapReader::bandwidth_Bps_opt(const std::string& key) {
+  if (!has(key)) return used_.insert(key), std::nullopt;
+  return bandwidth_Bps(key);
+}
+double MapReader::time_s(const std::string& key) { return quantity<double>(key, parse_time_s, "a time such as 1us"); }
+std::optional<double> MapReader::time_s_opt(const std::string& key) {
+  if (!has(key)) return used_.insert(key), std::nullopt;
+  return time_s(key);
+}
+double MapReader::size_bytes_or(const std::string& key, double fallback) {
+  if (!has(key)) return used_.insert(key), fallback;
+  return quantity<double>(key, parse_size_bytes, "a size such as 80GiB");
+}
+double MapReader::flops_or(const std::string& key, double fallback) {
+  if (!has(key)) return used_.insert(key), fallback;
+  return quantity<double>(key, parse_flops, "a flop rate such as 989Tf");
+}
+
+MapReader MapReader::map(const std::string& key) { return MapReader(node(key), source_, path_of(key)); }
+
+void MapReader::finish() const {
+  for (const auto& kv : node_) {
+    const std::string key = kv.first.as<std::string>();
+    if (!used_.count(key)) fail_at(kv.first, source_, path_of(key), "unknown key");
+  }
+}
+
+}  // namespace cpsim

@@ -1,0 +1,124 @@
+#include "workloads/prefill.hpp"
+
+#include <algorithm>
+
+#include "workloads/partition.hpp"
+#include "workloads/rank_layout.hpp"
+#include "workloads/ring_attention.hpp"
+#include "workloads/roofline.hpp"
+
+namespace cpsim {
+
+ShardShape shard_shape(const WorkloadInputs& in) {
+  ShardShape s;
+  s.tokens = double(in.run.batch) * double(tokens_per_rank(in.run.seq_len, in.parallel.cp));
+  s.q_heads = in.model.n_heads / in.parallel.tp;
+  s.kv_heads = std::max(1, in.model.n_kv_heads / in.parallel.tp);
+  s.head_dim = in.model.head_dim;
+  s.dtype_bytes = dtype_bytes(in.run.dtype);
+  return s;
+}
+
+namespace {
+
+// A dense GEMM of a [tokens x k] activation with a [k x n] weight shard: 2*tokens*k*n flops; reads the weight and
+// the input, writes the output.
+KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n) {
+  const double s = dtype_bytes(in.run.dtype);
+  const double flops = 2 * tokens * k * n;
+  const double bytes = (k * n + tokens * k + tokens * n) * s;
+  return {kernel_time_s(in.gpu, KernelClass::GEMM, in.run.dtype, flops, bytes), flops, bytes};
+}
+
+class PrefillBuilder {
+ public:
+  PrefillBuilder(const WorkloadInputs& in, int gpu_count)
+      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
+
+  TaskGraph build() {
+    RankTasks ready(layout_.used_gpus());  // per GPU: what the next layer waits for
+    for (int l = 0; l < in_.model.layers; ++l) ready = layer(l, ready);
+    return std::move(g_);
+  }
+
+ private:
+  TaskId compute(int gpu, const char* name, int layer, const KernelCost& c, const std::vector<TaskId>& after) {
+    const TaskId t = g_.add_compute(gpu, name, layer, -1, c.duration_s, c.flops, c.hbm_bytes);
+    g_.depend_all(t, after);
+    return t;
+  }
+
+  // Per-GPU completion sets of a TP all-reduce of `bytes` per rank, for every TP group.
+  RankTasks tp_allreduce(int layer, double bytes, const RankTasks& ready, const char* name) {
+    if (in_.parallel.tp == 1) return ready;
+    RankTasks out(ready.size());
+    for (int c = 0; c < in_.parallel.cp; ++c) {
+      const auto group = layout_.tp_group(c);
+      RankTasks group_ready;
+      for (int gpu : group) group_ready.push_back(ready[gpu]);
+      const RankTasks done = ring_allreduce(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+      for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
+    }
+    return out;
+  }
+
+  KernelCost attention_block(int q_rank, int kv_rank) const {
+    const double pairs = in_.run.batch * causal_pairs(in_.cp.dense.partition, in_.run.seq_len, in_.parallel.cp,
+                                                       q_rank, kv_rank);
+    if (pairs == 0) return {};
+    const double flops = 4 * pairs * shape_.q_heads * shape_.head_dim;  // QK^T and PV, 2 flops per MAC each
+    const double bytes = shape_.tokens * (2 * shape_.q_width() + 2 * shape_.kv_width()) * shape_.dtype_bytes;
+    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtype, flops, bytes), flops, bytes};
+  }
+
+  RankTasks layer(int l, const RankTasks& ready) {
+    const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
+    const int gpus = layout_.used_gpus();
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    RankTasks after_qkv(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu)
+      after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width()),
+                                ready[gpu])};
+
+    RankTasks after_attn(gpus);
+    RingAttentionSpec ring{layer, t * 2 * shape_.kv_width() * s,
+                           [this](int q, int kv) { return attention_block(q, kv); }};
+    for (int tp = 0; tp < in_.parallel.tp; ++tp) {
+      const auto group = layout_.cp_group(tp);
+      RankTasks entry;
+      for (int gpu : group) entry.push_back(after_qkv[gpu]);
+      const RankTasks done = ring_attention(g_, group, ring, entry);
+      for (std::size_t i = 0; i < group.size(); ++i) after_attn[group[i]] = done[i];
+    }
+
+    RankTasks after_o(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu)
+      after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d), after_attn[gpu])};
+    const RankTasks after_ar1 = tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn");
+
+    RankTasks after_ffn(gpus);
+    const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
+      KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};
+      after_ffn[gpu] = {compute(gpu, "ffn", layer, both, after_ar1[gpu])};
+    }
+    (void)l;
+    return tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
+  }
+
+  const WorkloadInputs& in_;
+  ShardShape shape_;
+  RankLayout layout_;
+  TaskGraph g_;
+};
+
+}  // namespace
+
+TaskGraph generate_prefill(const WorkloadInputs& in, int gpu_count) {
+  TaskGraph g = PrefillBuilder(in, gpu_count).build();
+  g.check_acyclic();
+  return g;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,32 @@
+// The prefill workload: every layer's projections, CP attention, TP collectives and FFN, for every GPU.
+// Pure function of (model, run, parallel plan, GPU spec) -> TaskGraph; no engine involved.
+#pragma once
+#include "platforms/platform_spec.hpp"
+#include "workloads/model.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace cpsim {
+
+struct WorkloadInputs {
+  const ModelSpec& model;
+  const RunSpec& run;
+  const ParallelSpec& parallel;
+  const CpPlan& cp;
+  const GpuSpec& gpu;
+};
+
+// What one GPU holds of one layer: its tokens (all sequences of the batch) and its share of heads.
+struct ShardShape {
+  double tokens = 0;          // B * S / cp
+  int q_heads = 0;            // n_heads / tp
+  int kv_heads = 0;           // n_kv_heads / tp, at least 1 (KV heads are replicated when tp > n_kv_heads)
+  int head_dim = 0;
+  double dtype_bytes = 2;
+  double q_width() const { return double(q_heads) * head_dim; }
+  double kv_width() const { return double(kv_heads) * head_dim; }  // d_kv on this GPU
+};
+ShardShape shard_shape(const WorkloadInputs& in);
+
+TaskGraph generate_prefill(const WorkloadInputs& in, int gpu_count);
+
+}  // namespace cpsim

@@ -1,0 +1,35 @@
+#include "workloads/ring_attention.hpp"
+
+namespace cpsim {
+
+RankTasks ring_attention(TaskGraph& g, const std::vector<int>& ring, const RingAttentionSpec& spec,
+                         const RankTasks& entry) {
+  const int n = static_cast<int>(ring.size());
+  RankTasks done = entry;  // per rank: what ends its previous step
+  for (int k = 0; k < n; ++k) {
+    RankTasks next(n);
+    if (k + 1 < n) {
+      for (int i = 0; i < n; ++i) {
+        const int right = (i + 1) % n;
+        const TaskId f = g.add_flow(ring[i], ring[right], spec.kv_block_bytes, Traffic::CP, "ring kv", spec.layer, k);
+        g.depend_all(f, done[i]);
+        g.depend_all(f, done[right]);
+        next[i].push_back(f);
+        next[right].push_back(f);
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const KernelCost c = spec.block_cost(i, (i - k + n) % n);
+      if (c.flops <= 0) continue;
+      const TaskId a = g.add_compute(ring[i], "attention", spec.layer, k, c.duration_s, c.flops, c.hbm_bytes);
+      g.depend_all(a, done[i]);
+      next[i].push_back(a);
+    }
+    for (int i = 0; i < n; ++i)
+      if (next[i].empty()) next[i] = done[i];
+    done = std::move(next);
+  }
+  return done;
+}
+
+}  // namespace cpsim

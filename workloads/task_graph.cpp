@@ -1,0 +1,114 @@
+#include "workloads/task_graph.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace cpsim {
+
+const char* traffic_name(Traffic t) {
+  switch (t) {
+    case Traffic::CP: return "cp";
+    case Traffic::TP: return "tp";
+    case Traffic::EP: return "ep";
+    case Traffic::DP: return "dp";
+    case Traffic::PP: return "pp";
+    default: return "none";
+  }
+}
+
+TaskGraph::TaskGraph(int gpu_count) : gpu_count_(gpu_count), last_compute_(gpu_count, -1) {}
+
+int TaskGraph::add_layer(const std::string& kind, const std::string& cp_algorithm) {
+  layers_.push_back({static_cast<int>(layers_.size()), kind, cp_algorithm});
+  return layers_.back().index;
+}
+
+std::uint16_t TaskGraph::intern(const std::string& name) {
+  auto it = name_ids_.find(name);
+  if (it != name_ids_.end()) return it->second;
+  names_.push_back(name);
+  return name_ids_[name] = static_cast<std::uint16_t>(names_.size() - 1);
+}
+
+TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int step, double duration_s,
+                              double flops, double hbm_bytes) {
+  Task t;
+  t.kind = TaskKind::COMPUTE;
+  t.name = intern(name);
+  t.gpu = gpu;
+  t.layer = layer;
+  t.step = step;
+  t.duration_s = duration_s;
+  t.flops = flops;
+  t.bytes = hbm_bytes;
+  tasks_.push_back(std::move(t));
+  const TaskId id = static_cast<TaskId>(tasks_.size() - 1);
+  if (last_compute_[gpu] >= 0) depend(id, static_cast<TaskId>(last_compute_[gpu]));
+  last_compute_[gpu] = id;
+  return id;
+}
+
+TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, const std::string& name, int layer,
+                           int step) {
+  if (src == dst) throw std::logic_error("flow from a GPU to itself: " + name);
+  Task t;
+  t.kind = TaskKind::FLOW;
+  t.traffic = traffic;
+  t.name = intern(name);
+  t.gpu = src;
+  t.peer = dst;
+  t.layer = layer;
+  t.step = step;
+  t.bytes = bytes;
+  tasks_.push_back(std::move(t));
+  ++flow_count_;
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+void TaskGraph::depend(TaskId task, TaskId prerequisite) {
+  tasks_[prerequisite].successors.push_back(task);
+  ++tasks_[task].predecessor_count;
+}
+
+void TaskGraph::depend_all(TaskId task, const std::vector<TaskId>& prerequisites) {
+  for (TaskId p : prerequisites) depend(task, p);
+}
+
+std::string describe_task(const TaskGraph& g, TaskId id) {
+  const Task& t = g.task(id);
+  if (t.kind == TaskKind::FLOW)
+    return fmt::format("#{} {} gpu{}->gpu{} layer {} step {}", id, g.name(t.name), t.gpu, t.peer, t.layer, t.step);
+  return fmt::format("#{} {} gpu{} layer {} step {}", id, g.name(t.name), t.gpu, t.layer, t.step);
+}
+
+namespace {
+struct CycleFinder : boost::default_dfs_visitor {
+  std::vector<std::size_t>* cycle;
+  template <class Edge, class Graph>
+  void back_edge(Edge e, const Graph& g) {
+    if (cycle->empty()) {
+      cycle->push_back(boost::source(e, g));
+      cycle->push_back(boost::target(e, g));
+    }
+  }
+};
+}  // namespace
+
+void TaskGraph::check_acyclic() const {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph g(tasks_.size());
+  for (std::size_t i = 0; i < tasks_.size(); ++i)
+    for (TaskId s : tasks_[i].successors) boost::add_edge(i, s, g);
+  std::vector<std::size_t> cycle;
+  CycleFinder finder;
+  finder.cycle = &cycle;
+  boost::depth_first_search(g, boost::visitor(finder));
+  if (!cycle.empty())
+    throw std::logic_error(fmt::format("task graph has a cycle through {} -> {}",
+                                       describe_task(*this, static_cast<TaskId>(cycle[0])),
+                                       describe_task(*this, static_cast<TaskId>(cycle[1]))));
+}
+
+}  // namespace cpsim

@@ -1,0 +1,82 @@
+// The task graph a workload generator emits and the executor runs: compute tasks (a kernel on one GPU's compute
+// stream) and flows (one point-to-point transfer, the unit every collective is lowered to), linked by dependencies.
+//
+// Stream semantics: compute tasks of one GPU run in the order they were added (a CUDA stream is FIFO), so the graph
+// adds that dependency itself. Flows have no implicit order: generators state exactly what each waits for.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace cpsim {
+
+using TaskId = std::uint32_t;
+
+enum class TaskKind : std::uint8_t { COMPUTE, FLOW };
+enum class Traffic : std::uint8_t { NONE, CP, TP, EP, DP, PP };
+constexpr int kTrafficClasses = 6;
+const char* traffic_name(Traffic t);  // "cp", "tp", ...
+
+// Which layer a task belongs to, and what that layer is (reported per layer kind and CP algorithm).
+struct LayerInfo {
+  int index = 0;
+  std::string kind;          // attention kind: "dense", ...
+  std::string cp_algorithm;  // "ring", ...
+};
+
+struct Task {
+  TaskKind kind = TaskKind::COMPUTE;
+  Traffic traffic = Traffic::NONE;
+  std::uint16_t name = 0;     // interned: TaskGraph::name(task.name)
+  int gpu = 0;                // compute: where it runs; flow: the sender
+  int peer = -1;              // flow: the receiver
+  int layer = -1;             // index into TaskGraph::layers(), -1 = outside any layer
+  int step = -1;              // algorithm step (ring step, collective step), -1 = none
+  double duration_s = 0;      // compute: roofline time
+  double flops = 0;           // compute: arithmetic work
+  double bytes = 0;           // flow: payload; compute: HBM traffic
+  std::vector<TaskId> successors;
+  std::uint32_t predecessor_count = 0;
+};
+
+class TaskGraph {
+ public:
+  explicit TaskGraph(int gpu_count);
+
+  int add_layer(const std::string& kind, const std::string& cp_algorithm);
+  TaskId add_compute(int gpu, const std::string& name, int layer, int step, double duration_s, double flops,
+                     double hbm_bytes);
+  TaskId add_flow(int src_gpu, int dst_gpu, double bytes, Traffic traffic, const std::string& name, int layer,
+                  int step);
+  // `task` starts only after `prerequisite` has finished.
+  void depend(TaskId task, TaskId prerequisite);
+  void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
+
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const Task& task(TaskId id) const { return tasks_[id]; }
+  const std::vector<LayerInfo>& layers() const { return layers_; }
+  const std::string& name(std::uint16_t id) const { return names_[id]; }
+  int gpu_count() const { return gpu_count_; }
+  std::size_t flow_count() const { return flow_count_; }
+  // The last compute task added on a GPU (its stream tail), or -1.
+  std::int64_t last_compute(int gpu) const { return last_compute_[gpu]; }
+
+  // Throws std::logic_error naming the tasks of a cycle, if any (a generator bug, never user input).
+  void check_acyclic() const;
+
+ private:
+  std::uint16_t intern(const std::string& name);
+
+  int gpu_count_;
+  std::vector<Task> tasks_;
+  std::vector<LayerInfo> layers_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint16_t> name_ids_;
+  std::vector<std::int64_t> last_compute_;
+  std::size_t flow_count_ = 0;
+};
+
+std::string describe_task(const TaskGraph& g, TaskId id);
+
+}  // namespace cpsim
