@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
-#include "sim/commands.hpp"
+#include "sim/cmd_run.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/yaml_reader.hpp"
+#include "workloads/attention_lowering.hpp"
 
 namespace cpsim {
 namespace fs = std::filesystem;
@@ -105,7 +106,7 @@ CpPlan read_cp(MapReader& r) {
   CpPlan plan;
   if (r.has("dense")) {
     MapReader d = r.map("dense");
-    plan.dense.algorithm = d.choice_or("algorithm", {"ring"}, "ring");
+    plan.dense.algorithm = d.choice_or("algorithm", algorithms_for("dense"), "ring");
     const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
     plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
                            : part == "striped"  ? Partition::STRIPED
@@ -127,6 +128,11 @@ void check_plan(const Scenario& s, MapReader& top) {
   if (s.model.n_heads % s.parallel.tp != 0) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("tp", fmt::format("n_heads ({}) must be divisible by tp ({})", s.model.n_heads, s.parallel.tp));
+  }
+  const int kv = s.model.n_kv_heads, tp = s.parallel.tp;
+  if ((kv >= tp && kv % tp != 0) || (kv < tp && tp % kv != 0)) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("tp", fmt::format("n_kv_heads ({}) and tp ({}) must divide one another", kv, tp));
   }
   const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
   if (s.run.seq_len % parts != 0) {

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/attention_lowering.hpp"
 #include "workloads/partition.hpp"
-#include "workloads/rank_layout.hpp"
-#include "workloads/ring_attention.hpp"
-#include "workloads/roofline.hpp"
 
 namespace cpsim {
 
@@ -37,7 +35,7 @@ class PrefillBuilder {
 
   TaskGraph build() {
     RankTasks ready(layout_.used_gpus());  // per GPU: what the next layer waits for
-    for (int l = 0; l < in_.model.layers; ++l) ready = layer(l, ready);
+    for (int l = 0; l < in_.model.layers; ++l) ready = layer(ready);
     return std::move(g_);
   }
 
@@ -62,16 +60,7 @@ class PrefillBuilder {
     return out;
   }
 
-  KernelCost attention_block(int q_rank, int kv_rank) const {
-    const double pairs = in_.run.batch * causal_pairs(in_.cp.dense.partition, in_.run.seq_len, in_.parallel.cp,
-                                                       q_rank, kv_rank);
-    if (pairs == 0) return {};
-    const double flops = 4 * pairs * shape_.q_heads * shape_.head_dim;  // QK^T and PV, 2 flops per MAC each
-    const double bytes = shape_.tokens * (2 * shape_.q_width() + 2 * shape_.kv_width()) * shape_.dtype_bytes;
-    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtype, flops, bytes), flops, bytes};
-  }
-
-  RankTasks layer(int l, const RankTasks& ready) {
+  RankTasks layer(const RankTasks& ready) {
     const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
@@ -80,16 +69,8 @@ class PrefillBuilder {
       after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width()),
                                 ready[gpu])};
 
-    RankTasks after_attn(gpus);
-    RingAttentionSpec ring{layer, t * 2 * shape_.kv_width() * s,
-                           [this](int q, int kv) { return attention_block(q, kv); }};
-    for (int tp = 0; tp < in_.parallel.tp; ++tp) {
-      const auto group = layout_.cp_group(tp);
-      RankTasks entry;
-      for (int gpu : group) entry.push_back(after_qkv[gpu]);
-      const RankTasks done = ring_attention(g_, group, ring, entry);
-      for (std::size_t i = 0; i < group.size(); ++i) after_attn[group[i]] = done[i];
-    }
+    LayerContext ctx{g_, in_, shape_, layout_, layer};
+    const RankTasks after_attn = find_lowering("dense", in_.cp.dense.algorithm)(ctx, after_qkv);
 
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
@@ -103,7 +84,6 @@ class PrefillBuilder {
       KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};
       after_ffn[gpu] = {compute(gpu, "ffn", layer, both, after_ar1[gpu])};
     }
-    (void)l;
     return tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
   }
 

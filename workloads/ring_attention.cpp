@@ -33,3 +33,21 @@ RankTasks ring_attention(TaskGraph& g, const std::vector<int>& ring, const RingA
 }
 
 }  // namespace cpsim
+
+namespace cpsim {
+
+RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry) {
+  RankTasks out(entry.size());
+  const RingAttentionSpec spec{ctx.layer, ctx.shape.tokens * 2 * ctx.shape.kv_width() * ctx.shape.dtype_bytes,
+                               [&ctx](int q, int kv) { return dense_attention_block(ctx, q, kv); }};
+  for (int tp = 0; tp < ctx.in.parallel.tp; ++tp) {
+    const auto ring = ctx.layout.cp_group(tp);
+    RankTasks ring_entry;
+    for (int gpu : ring) ring_entry.push_back(entry[gpu]);
+    const RankTasks done = ring_attention(ctx.graph, ring, spec, ring_entry);
+    for (std::size_t i = 0; i < ring.size(); ++i) out[ring[i]] = done[i];
+  }
+  return out;
+}
+
+}  // namespace cpsim

@@ -7,8 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "workloads/collectives.hpp"
-#include "workloads/roofline.hpp"
+#include "workloads/attention_lowering.hpp"
 
 namespace cpsim {
 

@@ -1,4 +1,4 @@
-#include "sim/commands.hpp"
+#include "sim/cmd_run.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -1,0 +1,38 @@
+#include "workloads/attention_lowering.hpp"
+
+#include "workloads/partition.hpp"
+
+namespace cpsim {
+
+const std::vector<LoweringEntry>& attention_lowerings() {
+  static const std::vector<LoweringEntry> table = {
+      {"dense", "ring", lower_dense_ring},
+  };
+  return table;
+}
+
+AttentionLowering find_lowering(const std::string& kind, const std::string& algorithm) {
+  for (const auto& e : attention_lowerings())
+    if (kind == e.kind && algorithm == e.algorithm) return e.lower;
+  return nullptr;
+}
+
+std::vector<std::string> algorithms_for(const std::string& kind) {
+  std::vector<std::string> out;
+  for (const auto& e : attention_lowerings())
+    if (kind == e.kind) out.emplace_back(e.algorithm);
+  return out;
+}
+
+KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank) {
+  const WorkloadInputs& in = ctx.in;
+  const double pairs =
+      in.run.batch * causal_pairs(in.cp.dense.partition, in.run.seq_len, in.parallel.cp, q_rank, kv_rank);
+  if (pairs == 0) return {};
+  const ShardShape& sh = ctx.shape;
+  const double flops = 4 * pairs * sh.q_heads * sh.head_dim;  // QK^T and PV: 2 flops per multiply-add each
+  const double bytes = sh.tokens * (2 * sh.q_width() + 2 * sh.kv_width()) * sh.dtype_bytes;
+  return {kernel_time_s(in.gpu, KernelClass::ATTENTION, in.run.dtype, flops, bytes), flops, bytes};
+}
+
+}  // namespace cpsim

@@ -1,0 +1,46 @@
+// How one layer's attention is lowered to tasks under CP: a registry from (attention kind, CP algorithm) to a
+// lowering function. Each lowering lives in its own file (ring_attention.cpp, ...) and is listed in
+// attention_lowering.cpp; the layer generator (prefill.cpp) calls it between the QKV projection and the output
+// projection of every layer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "workloads/collectives.hpp"
+#include "workloads/prefill.hpp"
+#include "workloads/rank_layout.hpp"
+#include "workloads/roofline.hpp"
+
+namespace cpsim {
+
+// Everything a lowering needs for one layer.
+struct LayerContext {
+  TaskGraph& graph;
+  const WorkloadInputs& in;
+  const ShardShape& shape;
+  const RankLayout& layout;
+  int layer = -1;
+};
+
+// `entry[gpu]`: tasks after which that GPU's Q, K, V exist. Returns per GPU the tasks after which its attention
+// output is final. Indexed by global GPU id (RankLayout::gpu).
+using AttentionLowering = RankTasks (*)(LayerContext& ctx, const RankTasks& entry);
+
+struct LoweringEntry {
+  const char* kind;       // attention kind: "dense", ...
+  const char* algorithm;  // CP algorithm: "ring", ...
+  AttentionLowering lower;
+};
+
+const std::vector<LoweringEntry>& attention_lowerings();
+// nullptr when the pair is unknown.
+AttentionLowering find_lowering(const std::string& kind, const std::string& algorithm);
+std::vector<std::string> algorithms_for(const std::string& kind);
+
+// Causal attention of rank q's queries against rank kv's keys under the plan's partition (zero flops when masked).
+KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank);
+
+// Lowerings (one per file).
+RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
+
+}  // namespace cpsim
