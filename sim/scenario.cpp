@@ -77,6 +77,16 @@ ModelSpec read_model(MapReader& r) {
     m.mla.rope_dim = static_cast<int>(mla.integer_or("rope_dim", 0, 0));
     mla.finish();
   }
+  if (r.has("moe")) {
+    MapReader moe = r.map("moe");
+    m.moe.experts = static_cast<int>(moe.integer("experts", 1));
+    m.moe.top_k = static_cast<int>(moe.integer("top_k", 1));
+    m.moe.expert_ffn_dim = static_cast<int>(moe.integer("expert_ffn_dim", 1));
+    m.moe.shared_experts = static_cast<int>(moe.integer_or("shared_experts", 0, 0));
+    m.moe.first_dense_layers = static_cast<int>(moe.integer_or("first_dense_layers", 0, 0));
+    if (m.moe.top_k > m.moe.experts) moe.fail("top_k", "top_k cannot exceed the number of experts");
+    moe.finish();
+  }
   if (m.n_heads % m.n_kv_heads != 0)
     r.fail("n_kv_heads", fmt::format("n_heads ({}) must be a multiple of n_kv_heads ({})", m.n_heads, m.n_kv_heads));
   r.finish();

@@ -11,6 +11,15 @@ struct MlaSpec {
   int rope_dim = 0;   // decoupled RoPE key width
 };
 
+// Mixture-of-experts FFN (DeepSeek style). experts == 0: every layer has a dense SwiGLU FFN of ffn_dim.
+struct MoeSpec {
+  int experts = 0;           // routed experts
+  int top_k = 0;             // experts per token
+  int expert_ffn_dim = 0;    // width of one expert's SwiGLU FFN
+  int shared_experts = 0;    // always-on experts of the same width
+  int first_dense_layers = 0;  // leading layers that keep a dense FFN of ffn_dim
+};
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -22,6 +31,7 @@ struct ModelSpec {
   int vocab = 0;
   int sliding_window = 0;   // tokens; 0 = full attention. Declared by SWA models, used by SWA workloads.
   MlaSpec mla;
+  MoeSpec moe;
 
   // Per-token width of K (and of V): n_kv_heads * head_dim. The seeds' d_kv.
   std::int64_t d_kv() const { return std::int64_t(n_kv_heads) * head_dim; }
