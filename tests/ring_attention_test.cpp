@@ -105,3 +105,17 @@ TEST_CASE("ring: one layer's time equals the closed form (communication-bound li
   CHECK(r.metrics.makespan_s == Approx(expected).epsilon(1e-6));
   CHECK(r.metrics.layers[0].exposed_comm_s > 0);
 }
+
+TEST_CASE("workload size does not depend on sequence length", "[ring][scaling]") {
+  // Oracle: the graph has a fixed number of tasks per layer and rank (qkv, N attention steps, o_proj, ffn) and of
+  // flows (N-1 hops per rank); S only changes the sizes, so 32K and 1M give identical task and flow counts.
+  const Scenario small = test::scenario_from(test::kSmallScenario, {"run.seq_len=32K"});
+  const Scenario large = test::scenario_from(test::kSmallScenario, {"run.seq_len=1M"});
+  const TaskGraph a = generate_prefill(test::inputs_of(small), small.platform.gpu_count());
+  const TaskGraph b = generate_prefill(test::inputs_of(large), large.platform.gpu_count());
+  CHECK(a.tasks().size() == b.tasks().size());
+  CHECK(a.flow_count() == b.flow_count());
+  // compute: layers * ranks * (qkv + o_proj + ffn + 4 attention steps); flows: layers * ranks * 3 hops
+  CHECK(a.tasks().size() == 32u * 4 * (3 + 4) + 32u * 4 * 3);
+  CHECK(a.flow_count() == 32u * 4 * 3);
+}
