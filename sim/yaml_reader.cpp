@@ -24,7 +24,19 @@ std::string type_name(const YAML::Node& n) {
   }
 }
 
+std::string escape_control_characters(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) out += fmt::format("\\x{:02x}", byte);
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+InputError::InputError(const std::string& message) : std::runtime_error(escape_control_characters(message)) {}
 
 std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;

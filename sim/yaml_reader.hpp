@@ -11,9 +11,10 @@
 
 namespace cpsim {
 
-// A user-input error, already formatted for a one-line report.
+// A user-input error, already formatted for a one-line report: control characters that came from the input
+// (a stray byte echoed back by the YAML parser, say) are escaped so the report stays on one line.
 struct InputError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit InputError(const std::string& message);
 };
 
 // Where the nodes being read came from: a file, plus the key paths that `--set` replaced on the command line.
