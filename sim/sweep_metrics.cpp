@@ -48,6 +48,7 @@ const std::vector<std::string>& fixed_metric_columns() {
                                   "critical_exposed_comm_s",
                                   "critical_idle_s",
                                   "compute_busy_max_s",
+                                  "compute_busy_mean_s",
                                   "exposed_comm_max_s"};
     for (const char* cls : kClasses) c.push_back(std::string(cls) + "_bytes_total");
     c.push_back("memory_max_bytes");
@@ -65,6 +66,7 @@ nlohmann::ordered_json point_metrics(const json& s) {
     if (v) m[column] = *v;
   };
   const auto max = [](double a, double b) { return std::max(a, b); };
+  const auto sum = [](double a, double b) { return a + b; };
 
   put("cp", find_path(s, {"scenario", "parallel", "cp"}));
   put("tp", find_path(s, {"scenario", "parallel", "tp"}));
@@ -91,6 +93,8 @@ nlohmann::ordered_json point_metrics(const json& s) {
       }
   }
   put_number("compute_busy_max_s", fold(s, "ranks", {"compute_busy_s"}, max));
+  if (const auto total = fold(s, "ranks", {"compute_busy_s"}, sum))
+    m["compute_busy_mean_s"] = *total / static_cast<double>(find_path(s, {"ranks"})->size());
   put_number("exposed_comm_max_s", fold(s, "ranks", {"exposed_comm_s"}, max));
   for (const char* cls : kClasses)
     put((std::string(cls) + "_bytes_total").c_str(), find_path(s, {"bytes_total", cls}));

@@ -227,6 +227,7 @@ TEST_CASE("sweep: headline metrics are read from summary.json", "[sweep]") {
   CHECK(m["critical_exposed_comm_s"] == 0.5);
   CHECK(m["critical_idle_s"] == 0.5);
   CHECK(m["compute_busy_max_s"] == 3.5);   // GPU 0
+  CHECK(m["compute_busy_mean_s"] == 3.25); // (3.5 + 3.0) / 2
   CHECK(m["exposed_comm_max_s"] == 0.5);   // GPU 1
   CHECK(m["cp_bytes_total"] == 100);
   CHECK(m["tp_bytes_total"] == 20);
