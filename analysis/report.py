@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot_sweep  # noqa: E402
 
@@ -67,16 +68,19 @@ def write_report(sweep_dir, out_file=None):
         md += [f"## {CAPTIONS.get(name, name)}", "", f"![{name}]({os.path.relpath(path, sweep_dir)})", ""]
 
     md += ["## Results", ""]
-    md.append("Time shares are those of the GPU that finishes last (compute + exposed comm + idle = makespan). "
+    md.append("Time shares are those of the GPU that finishes last (compute + exposed comm + idle = makespan); "
+              "imbalance is the part of its compute above the mean over GPUs. "
               "Bytes per layer: CP bytes received by one rank in one layer (max over ranks and layers).")
     md.append("")
-    header = ["#"] + [f"`{a}`" for a in axes] + ["makespan", "compute", "exposed comm", "idle",
+    header = ["#"] + [f"`{a}`" for a in axes] + ["makespan", "compute", "(imbalance)", "exposed comm", "idle",
                                                     "peak memory (GiB)"] + [f"{k} CP MiB/layer" for k in kinds]
     body = []
     for _, r in ok.iterrows():
         m = r["makespan_s"]
         body.append([r["index"]] + [r[a] for a in axes] +
-                    [seconds(m), share(r["critical_compute_s"], m), share(r["critical_exposed_comm_s"], m),
+                    [seconds(m), share(r["critical_compute_s"], m),
+                     share(max(0.0, r["critical_compute_s"] - r["compute_busy_mean_s"]), m),
+                     share(r["critical_exposed_comm_s"], m),
                      share(r["critical_idle_s"], m), gib(r["memory_max_bytes"])] +
                     [mib(r[f"cp_bytes_per_layer.{k}"]) if r[f"cp_bytes_per_layer.{k}"] == r[f"cp_bytes_per_layer.{k}"]
                      else "-" for k in kinds])

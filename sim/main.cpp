@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   add_scenario(sweep);
   sweep->add_option("-o,--output", sweep_args.output_dir, "output folder (default: out/<scenario name>)");
   sweep->add_option("-j,--jobs", sweep_args.jobs, "worker processes at a time (default: one per hardware thread)");
-  sweep->add_option("--axis", sweep_args.axes, "sweep a key: --axis parallel.cp=1,2,4,8 (repeatable)");
+  sweep->add_option("--axis", sweep_args.axes, "sweep a key: --axis parallel.cp=1,2,4,8 (repeatable)")
+      ->allow_extra_args(false);
   sweep->add_option("--shard", sweep_args.shard, "run only the points with index % N == I: --shard I/N");
   sweep->add_flag("--traces", sweep_args.traces, "keep each point's trace.json");
   std::vector<std::string> merge_dirs;
