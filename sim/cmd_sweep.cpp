@@ -1,7 +1,5 @@
 #include "sim/cmd_sweep.hpp"
 
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -53,17 +51,7 @@ std::string describe(const SweepRecord& r, const SweepPoint& p) {
 
 // A finished worker -> its row. A worker that exits 0 must have left a readable summary.json.
 void record_outcome(SweepPoint& p, const WorkerOutcome& w, const fs::path& dir) {
-  const std::string line = last_line(w.stderr_text);
-  if (w.signal != 0) {
-    p.status = "crashed";
-    p.error = fmt::format("killed by signal {} ({}){}", w.signal, strsignal(w.signal), line.empty() ? "" : ": " + line);
-    return;
-  }
-  if (w.exit_code != 0) {
-    p.status = w.exit_code == 2 ? "invalid" : "failed";
-    p.error = line.empty() ? fmt::format("exited with code {}", w.exit_code) : line;
-    return;
-  }
+  if (record_failure(p, w)) return;
   const fs::path summary = dir / point_dir(p.index) / "summary.json";
   try {
     std::ifstream in(summary);

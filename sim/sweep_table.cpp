@@ -1,6 +1,7 @@
 #include "sim/sweep_table.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 #include <map>
 #include <set>
@@ -27,6 +28,21 @@ ojson axes_json(const std::vector<SweepAxis>& axes) {
 }  // namespace
 
 std::string point_dir(std::size_t index) { return "points/" + std::to_string(index); }
+
+bool record_failure(SweepPoint& p, const WorkerOutcome& w) {
+  const std::string line = last_line(w.stderr_text);
+  if (w.signal != 0) {
+    p.status = "crashed";
+    p.error = fmt::format("killed by signal {} ({}){}", w.signal, strsignal(w.signal), line.empty() ? "" : ": " + line);
+  } else if (w.exit_code != 0) {
+    p.status = w.exit_code == 2 ? "invalid" : "failed";
+    p.error = line.empty() ? fmt::format("exited with code {}", w.exit_code) : line;
+  } else {
+    return false;
+  }
+  p.metrics = ojson::object();
+  return true;
+}
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;

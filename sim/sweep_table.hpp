@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sweep_spec.hpp"
+#include "sim/worker_pool.hpp"
 
 namespace cpsim {
 
@@ -27,7 +28,11 @@ struct SweepRecord {
   std::vector<SweepPoint> points;      // ascending index
 };
 
-std::string point_dir(std::size_t index);  // "points/<index>", relative to the sweep folder
+std::string point_dir(std::size_t index);
+
+// A worker that did not succeed -> the row's status and error (the worker's last stderr line): exit code 2 is bad
+// input ("invalid"), another code "failed", a signal "crashed". Returns false when the worker exited with 0.
+bool record_failure(SweepPoint& p, const WorkerOutcome& w);  // "points/<index>", relative to the sweep folder
 
 nlohmann::ordered_json sweep_json(const SweepRecord& r);
 // `where` names the file in error messages (InputError).

@@ -1,6 +1,7 @@
 // Sweeps: axes from the scenario's sweep block and --axis, the order of points, shards, the CSV/JSON record and the
 // merge of shards (which must reproduce the unsharded files byte for byte).
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fmt/format.h>
 
 #include "support.hpp"
@@ -241,4 +242,18 @@ TEST_CASE("sweep: headline metrics are read from summary.json", "[sweep]") {
   for (const auto& [k, v] : m.items()) keys.push_back(k);
   CHECK(std::find(keys.begin(), keys.end(), "cp_bytes_per_layer.dense") <
         std::find(keys.begin(), keys.end(), "cp_bytes_per_layer.swa"));
+}
+
+TEST_CASE("sweep: a failed worker becomes a status and a one-line error", "[sweep]") {
+  SweepPoint p;
+  CHECK_FALSE(record_failure(p, WorkerOutcome{0, 0, "[warning] chatty\n"}));  // exit 0: read its summary instead
+  REQUIRE(record_failure(p, WorkerOutcome{2, 0, "x.yaml:4:8: run.seq_len: must be positive\n"}));
+  CHECK(p.status == "invalid");
+  CHECK(p.error == "x.yaml:4:8: run.seq_len: must be positive");
+  REQUIRE(record_failure(p, WorkerOutcome{1, 0, ""}));
+  CHECK(p.status == "failed");
+  CHECK(p.error == "exited with code 1");
+  REQUIRE(record_failure(p, WorkerOutcome{-1, 6, "terminate called after throwing\n  what():  boom\n"}));
+  CHECK(p.status == "crashed");
+  CHECK(p.error == std::string("killed by signal 6 (") + strsignal(6) + "): what():  boom");
 }
