@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
 
   if (*run) return cpsim::run_command(scenario, output_dir);
   if (*validate) return cpsim::validate_command(scenario);
-  if (*sweep) return sweep_args.scenario = scenario, cpsim::sweep_command(sweep_args);
+  if (*sweep) {
+    sweep_args.scenario = scenario;
+    return cpsim::sweep_command(sweep_args);
+  }
   if (*merge) return cpsim::merge_command(merge_dirs, output_dir);
   return cpsim::platform_command(scenario, xml_out);
 }
