@@ -2,10 +2,13 @@
 //   cpsim run SCENARIO [-o DIR] [--set key.path=value]...   simulate; write summary.json and trace.json
 //   cpsim validate SCENARIO [--set ...]                     check a scenario without running it
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
+//   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--shard I/N] [--traces]   run a parameter sweep
+//   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "sim/cmd_run.hpp"
+#include "sim/cmd_sweep.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
@@ -28,11 +31,30 @@ int main(int argc, char** argv) {
   add_scenario(platform);
   platform->add_option("--emit-xml", xml_out, "output XML file")->required();
 
+  cpsim::SweepArgs sweep_args;
+  CLI::App* sweep = app.add_subcommand("sweep", "run a scenario over the product of its sweep: block and --axis lists");
+  add_scenario(sweep);
+  sweep->add_option("-o,--output", sweep_args.output_dir, "output folder (default: out/<scenario name>)");
+  sweep->add_option("-j,--jobs", sweep_args.jobs, "worker processes at a time (default: one per hardware thread)");
+  sweep->add_option("--axis", sweep_args.axes, "sweep a key: --axis parallel.cp=1,2,4,8 (repeatable)")
+      ->allow_extra_args(false);
+  sweep->add_option("--shard", sweep_args.shard, "run only the points with index % N == I: --shard I/N");
+  sweep->add_flag("--traces", sweep_args.traces, "keep each point's trace.json");
+  std::vector<std::string> merge_dirs;
+  CLI::App* merge = app.add_subcommand("merge", "join the outputs of sharded sweeps into one sweep folder");
+  merge->add_option("dirs", merge_dirs, "sweep output folders (one per shard)")->required();
+  merge->add_option("-o,--output", output_dir, "merged output folder")->required();
+
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%l] %v");
 
   if (*run) return cpsim::run_command(scenario, output_dir);
   if (*validate) return cpsim::validate_command(scenario);
+  if (*sweep) {
+    sweep_args.scenario = scenario;
+    return cpsim::sweep_command(sweep_args);
+  }
+  if (*merge) return cpsim::merge_command(merge_dirs, output_dir);
   return cpsim::platform_command(scenario, xml_out);
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "sim/sweep_spec.hpp"
 #include "sim/yaml_reader.hpp"
 #include "workloads/attention_lowering.hpp"
 
@@ -209,6 +210,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.write_trace = r.flag_or("trace", true);
     r.finish();
   }
+  (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
   check_plan(s, top);
   return s;

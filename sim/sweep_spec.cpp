@@ -1,0 +1,140 @@
+#include "sim/sweep_spec.hpp"
+
+#include <cctype>
+#include <fmt/format.h>
+
+namespace cpsim {
+namespace {
+
+bool valid_key(const std::string& key) {
+  if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos) return false;
+  for (char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+// "parallel" and "parallel.cp" nest: setting both would make the point depend on the order of the --set flags.
+bool nested(const std::string& a, const std::string& b) {
+  return a == b || a.rfind(b + ".", 0) == 0 || b.rfind(a + ".", 0) == 0;
+}
+
+[[noreturn]] void axis_error(const std::string& key, const std::string& message) {
+  throw InputError(fmt::format("--axis:1:1: {}: {}", key, message));
+}
+
+}  // namespace
+
+std::vector<SweepAxis> read_sweep_block(MapReader& top) {
+  const YAML::Node block = top.self()["sweep"];
+  if (!block.IsDefined()) return {};
+  if (block.IsNull()) top.fail("sweep", "expected a mapping of key path -> list of values, got nothing");
+  MapReader r = top.map("sweep");
+  std::vector<SweepAxis> axes;
+  for (const auto& kv : r.self()) {
+    const std::string key = kv.first.as<std::string>();
+    const YAML::Node list = r.node(key);  // marks the key as known
+    if (!valid_key(key)) fail_at(kv.first, r.source(), r.path_of(key), "expected a key path such as parallel.cp");
+    if (key == "sweep" || key.rfind("sweep.", 0) == 0) r.fail(key, "the sweep block cannot sweep itself");
+    for (const auto& other : axes)
+      if (nested(key, other.key)) r.fail(key, fmt::format("overlaps with the axis '{}'", other.key));
+    if (!list.IsSequence() || list.size() == 0) r.fail(key, "expected a non-empty list of values, e.g. [1, 2, 4]");
+    SweepAxis axis{key, {}};
+    for (const auto& item : list) {
+      if (!item.IsScalar()) fail_at(item, r.source(), r.path_of(key), "each value must be a scalar");
+      for (const auto& seen : axis.values)
+        if (seen == item.Scalar()) fail_at(item, r.source(), r.path_of(key), fmt::format("'{}' appears twice", seen));
+      axis.values.push_back(item.Scalar());
+    }
+    axes.push_back(std::move(axis));
+  }
+  r.finish();
+  return axes;
+}
+
+SweepAxis parse_axis_arg(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) axis_error(text, "expected key.path=v1,v2,...");
+  SweepAxis axis{text.substr(0, eq), {}};
+  if (!valid_key(axis.key)) axis_error(axis.key, "expected a key path such as parallel.cp");
+  const std::string list = text.substr(eq + 1);
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = list.find(',', start);
+    const std::string v = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (v.empty()) axis_error(axis.key, fmt::format("empty value in '{}'", list));
+    for (const auto& seen : axis.values)
+      if (seen == v) axis_error(axis.key, fmt::format("'{}' appears twice", v));
+    axis.values.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return axis;
+}
+
+std::vector<SweepAxis> combine_axes(std::vector<SweepAxis> axes, const std::vector<SweepAxis>& cli) {
+  const std::size_t from_block = axes.size();
+  for (const auto& c : cli) {
+    if (c.key == "sweep" || c.key.rfind("sweep.", 0) == 0) axis_error(c.key, "the sweep block cannot be swept");
+    bool replaced = false;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i].key == c.key && i < from_block) {
+        axes[i].values = c.values;
+        replaced = true;
+      } else if (nested(axes[i].key, c.key)) {
+        axis_error(c.key, axes[i].key == c.key ? "given twice"
+                                               : fmt::format("overlaps with the axis '{}'", axes[i].key));
+      }
+    }
+    if (!replaced) axes.push_back(c);
+  }
+  return axes;
+}
+
+void check_overrides_against_axes(const std::vector<std::string>& overrides, const std::vector<SweepAxis>& axes) {
+  for (const auto& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--set:1:1: {}: expected key.path=value", o));
+    const std::string key = o.substr(0, eq);
+    if (key == "sweep" || key.rfind("sweep.", 0) == 0)
+      throw InputError(fmt::format("--set:1:1: {}: change the sweep with --axis key=v1,v2,...", key));
+    for (const auto& a : axes)
+      if (nested(key, a.key))
+        throw InputError(fmt::format("--set:1:1: {}: '{}' is swept; pin it with --axis {}=VALUE", key, a.key, a.key));
+  }
+}
+
+std::size_t point_count(const std::vector<SweepAxis>& axes) {
+  std::size_t n = 1;
+  for (const auto& a : axes) n *= a.values.size();
+  return n;
+}
+
+std::vector<std::string> point_values(const std::vector<SweepAxis>& axes, std::size_t index) {
+  std::vector<std::string> values(axes.size());
+  for (std::size_t i = axes.size(); i-- > 0;) {
+    values[i] = axes[i].values[index % axes[i].values.size()];
+    index /= axes[i].values.size();
+  }
+  return values;
+}
+
+Shard parse_shard(const std::string& text) {
+  if (text.empty()) return {};
+  const auto slash = text.find('/');
+  Shard s;
+  try {
+    std::size_t used_i = 0, used_n = 0;
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    const std::string i = text.substr(0, slash), n = text.substr(slash + 1);
+    s.index = std::stoul(i, &used_i);
+    s.count = std::stoul(n, &used_n);
+    if (used_i != i.size() || used_n != n.size() || i[0] == '-' || n[0] == '-') throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("--shard:1:1: {}: expected I/N, e.g. 0/4", text));
+  }
+  if (s.count == 0 || s.index >= s.count)
+    throw InputError(fmt::format("--shard:1:1: {}: expected 0 <= I < N", text));
+  return s;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,44 @@
+// What a sweep varies: axes (a scenario key path and the values it takes), read from the scenario's `sweep:` block
+// and from `--axis key=v1,v2,...`, and the points of their cartesian product in a fixed order.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "sim/yaml_reader.hpp"
+
+namespace cpsim {
+
+struct SweepAxis {
+  std::string key;                  // scenario key path, e.g. "parallel.cp"
+  std::vector<std::string> values;  // as written, e.g. {"128K", "256K"}; applied to a point as --set key=value
+};
+
+// Reads the optional `sweep:` block of a scenario's top mapping (a mapping of key path -> non-empty list of distinct
+// scalars), in file order; no block -> no axes. Errors are located InputErrors.
+std::vector<SweepAxis> read_sweep_block(MapReader& top);
+
+// Parses one `--axis key=v1,v2,...`.
+SweepAxis parse_axis_arg(const std::string& text);
+
+// The axes of a sweep: a CLI axis replaces the block axis with the same key (keeping its place) or is appended.
+// Keys that nest (parallel and parallel.cp) are rejected.
+std::vector<SweepAxis> combine_axes(std::vector<SweepAxis> block, const std::vector<SweepAxis>& cli);
+
+// Rejects a --set that touches a swept key (an axis decides it) or the sweep block itself.
+void check_overrides_against_axes(const std::vector<std::string>& overrides, const std::vector<SweepAxis>& axes);
+
+// Number of points: the product of the axes' sizes (1 with no axes).
+std::size_t point_count(const std::vector<SweepAxis>& axes);
+
+// The values of point `index`: the first axis varies slowest, the last fastest (row-major order).
+std::vector<std::string> point_values(const std::vector<SweepAxis>& axes, std::size_t index);
+
+// `--shard I/N`: this process runs the points with index % N == I.
+struct Shard {
+  std::size_t index = 0, count = 1;
+  bool contains(std::size_t point) const { return point % count == index; }
+};
+Shard parse_shard(const std::string& text);  // "" -> 0/1
+
+}  // namespace cpsim
