@@ -2,32 +2,106 @@
 
 namespace cpsim {
 
+RankTasks run_steps(TaskGraph& g, const std::vector<int>& gpus, const std::vector<std::vector<StepMessage>>& steps,
+                    const CollectiveTag& tag, const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  RankTasks frontier = ready;
+  for (int step = 0; step < static_cast<int>(steps.size()); ++step) {
+    RankTasks next(n);
+    std::vector<bool> active(n, false);
+    for (const StepMessage& m : steps[step]) {
+      const TaskId flow = g.add_flow(gpus[m.from], gpus[m.to], m.bytes, tag.traffic, tag.name, tag.layer, step);
+      g.depend_all(flow, frontier[m.from]);
+      if (m.to != m.from) g.depend_all(flow, frontier[m.to]);
+      next[m.from].push_back(flow);
+      next[m.to].push_back(flow);
+      active[m.from] = active[m.to] = true;
+    }
+    for (int r = 0; r < n; ++r)
+      if (active[r]) frontier[r] = std::move(next[r]);
+  }
+  return frontier;
+}
+
+namespace {
+
+// n-1 steps in which rank r sends `bytes` to rank (r + offset(step)) mod n.
+std::vector<std::vector<StepMessage>> shifted_steps(int n, double bytes, bool ring) {
+  std::vector<std::vector<StepMessage>> steps(n - 1);
+  for (int s = 0; s < n - 1; ++s)
+    for (int r = 0; r < n; ++r) steps[s].push_back({r, (r + (ring ? 1 : s + 1)) % n, bytes});
+  return steps;
+}
+
+}  // namespace
+
 RankTasks ring_allreduce(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
                          const RankTasks& ready) {
   const int n = static_cast<int>(gpus.size());
   if (n == 1) return ready;
-  const double chunk = bytes / n;
-  // sent[r] = the flow rank r sent in the previous step.
-  std::vector<TaskId> sent(n);
-  for (int step = 0; step < 2 * (n - 1); ++step) {
-    std::vector<TaskId> now(n);
-    for (int r = 0; r < n; ++r) {
-      const int right = (r + 1) % n;
-      now[r] = g.add_flow(gpus[r], gpus[right], chunk, tag.traffic, tag.name, tag.layer, step);
-      if (step == 0) {
-        g.depend_all(now[r], ready[r]);
-        g.depend_all(now[r], ready[right]);
-      } else {
-        g.depend(now[r], sent[(r + n - 1) % n]);  // forward what arrived from the left
-        g.depend(now[r], sent[r]);                // the comm stream is serial
-        g.depend(now[r], sent[right]);            // the receiver has finished the previous step
-      }
-    }
-    sent = now;
+  auto steps = shifted_steps(n, bytes / n, true);
+  const auto gather = steps;
+  steps.insert(steps.end(), gather.begin(), gather.end());  // reduce-scatter, then all-gather
+  return run_steps(g, gpus, steps, tag, ready);
+}
+
+RankTasks ring_allgather(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_rank, const CollectiveTag& tag,
+                         const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  return run_steps(g, gpus, shifted_steps(n, bytes_per_rank, true), tag, ready);
+}
+
+RankTasks direct_allgather(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_rank,
+                           const CollectiveTag& tag, const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  std::vector<std::vector<StepMessage>> steps(1);
+  for (int r = 0; r < n; ++r)
+    for (int k = 1; k < n; ++k) steps[0].push_back({r, (r + k) % n, bytes_per_rank});
+  return run_steps(g, gpus, steps, tag, ready);
+}
+
+RankTasks ring_reduce_scatter(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
+                              const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  return run_steps(g, gpus, shifted_steps(n, bytes / n, true), tag, ready);
+}
+
+RankTasks pairwise_alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair,
+                            const CollectiveTag& tag, const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  return run_steps(g, gpus, shifted_steps(n, bytes_per_pair, false), tag, ready);
+}
+
+int tree_allreduce_steps(int n) {
+  int p = 1, levels = 0;
+  while (p * 2 <= n) p *= 2, ++levels;
+  return levels + (p == n ? 0 : 2);
+}
+
+RankTasks tree_allreduce(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
+                         const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  std::vector<std::vector<StepMessage>> steps;
+  if (p < n) {  // fold the ranks beyond the largest power of two into the butterfly
+    steps.emplace_back();
+    for (int r = p; r < n; ++r) steps.back().push_back({r, r - p, bytes});
   }
-  RankTasks done(n);
-  for (int r = 0; r < n; ++r) done[r] = {sent[(r + n - 1) % n], sent[r]};
-  return done;
+  for (int mask = 1; mask < p; mask *= 2) {
+    steps.emplace_back();
+    for (int r = 0; r < p; ++r) steps.back().push_back({r, r ^ mask, bytes});
+  }
+  if (p < n) {
+    steps.emplace_back();
+    for (int r = p; r < n; ++r) steps.back().push_back({r - p, r, bytes});
+  }
+  return run_steps(g, gpus, steps, tag, ready);
 }
 
 }  // namespace cpsim

@@ -30,8 +30,15 @@ echo "== fuzz: scenario loader for ${fuzz_seconds}s"
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
   -DCPSIM_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target scenario_fuzz -j "$(nproc)" >/dev/null
-corpus=$(mktemp -d); trap 'rm -rf "$corpus"' EXIT
-cp scenarios/*.yaml tests/bad_scenarios/*.yaml models/*.yaml "$corpus/"
-build-fuzz/scenario_fuzz "$corpus" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 -print_final_stats=1 \
-  2>&1 | tail -5
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+mkdir "$work/corpus" "$work/findings"
+cp scenarios/*.yaml tests/bad_scenarios/*.yaml models/*.yaml "$work/corpus/"
+if ! build-fuzz/scenario_fuzz "$work/corpus" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 \
+     -print_final_stats=1 -artifact_prefix="$work/findings/" >"$work/log" 2>&1; then
+  grep -v '^\[' "$work/log" | tail -40
+  mkdir -p build-fuzz/findings && cp "$work"/findings/* build-fuzz/findings/ 2>/dev/null || true
+  echo "robustness: the fuzzer found an input the loader mishandles (kept in build-fuzz/findings/)" >&2
+  exit 1
+fi
+grep '^stat::' "$work/log"
 echo "robustness: sanitizers and fuzzing passed"
