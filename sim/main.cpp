@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   std::string output_dir, xml_out;
   auto add_scenario = [&](CLI::App* cmd) {
     cmd->add_option("scenario", scenario.file, "scenario YAML file")->required();
-    cmd->add_option("--set", scenario.overrides, "override a key: --set parallel.cp=4 (repeatable)");
+    cmd->add_option("--set", scenario.overrides, "override a key: --set parallel.cp=4 (repeatable)")
+        ->allow_extra_args(false);
   };
   CLI::App* run = app.add_subcommand("run", "simulate a scenario");
   add_scenario(run);
