@@ -3,11 +3,13 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "platforms/xml_writer.hpp"
 #include "sim/atomic_file.hpp"
 #include "sim/executor.hpp"
+#include "sim/executor_raw_ring.hpp"
 #include "sim/metrics.hpp"
 #include "sim/scenario.hpp"
 #include "sim/summary_writer.hpp"
@@ -88,6 +90,22 @@ int platform_command(const ScenarioArgs& args, const std::string& xml_out) {
                                    s.platform.xml_file));
     write_file_atomically(xml_out, platform_xml(s.platform));
     spdlog::info("wrote {} ({} GPUs)", xml_out, s.platform.gpu_count());
+    return 0;
+  });
+}
+
+int engine_bench_command(const ScenarioArgs& args, std::size_t flows, double bytes) {
+  return guarded([&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    const EngineBenchResult r = run_engine_bench(s.platform, flows, bytes);
+    const nlohmann::ordered_json out = {{"gpus", r.gpus},
+                                        {"platform_build_s", r.platform_build_s},
+                                        {"ring_flows", r.ring_flows},
+                                        {"ring_bytes_per_flow", bytes},
+                                        {"ring_wall_s", r.ring_wall_s},
+                                        {"ring_flows_per_s", r.ring_flows / r.ring_wall_s},
+                                        {"ring_simulated_s", r.ring_simulated_s}};
+    std::cout << out.dump(2) << "\n";
     return 0;
   });
 }

@@ -70,7 +70,9 @@ class DagRunner {
       if (--waiting_[s] == 0) start(s);
   }
 
+  // A generator bug: name the cycle if there is one (check_acyclic throws), else the first tasks left waiting.
   void report_stuck() const {
+    g_.check_acyclic();
     std::string stuck;
     int shown = 0;
     for (std::size_t i = 0; i < waiting_.size() && shown < 5; ++i)

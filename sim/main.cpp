@@ -4,6 +4,7 @@
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
 //   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--shard I/N] [--traces]   run a parameter sweep
 //   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
+//   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
@@ -46,6 +47,14 @@ int main(int argc, char** argv) {
   merge->add_option("dirs", merge_dirs, "sweep output folders (one per shard)")->required();
   merge->add_option("-o,--output", output_dir, "merged output folder")->required();
 
+  std::size_t bench_flows = 100000;
+  double bench_bytes = 1e8;
+  CLI::App* engine_bench =
+      app.add_subcommand("engine-bench", "time the platform build and a bare SimGrid ring exchange (JSON on stdout)");
+  add_scenario(engine_bench);
+  engine_bench->add_option("--flows", bench_flows, "flows in the ring exchange")->capture_default_str();
+  engine_bench->add_option("--bytes", bench_bytes, "payload of each flow")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%l] %v");
@@ -57,5 +66,6 @@ int main(int argc, char** argv) {
     return cpsim::sweep_command(sweep_args);
   }
   if (*merge) return cpsim::merge_command(merge_dirs, output_dir);
+  if (*engine_bench) return cpsim::engine_bench_command(scenario, bench_flows, bench_bytes);
   return cpsim::platform_command(scenario, xml_out);
 }
