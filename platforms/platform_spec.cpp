@@ -76,10 +76,10 @@ std::vector<GpuSlot> scan_xml_hosts(const std::string& file, MapReader& r) {
 }  // namespace
 
 std::string resolve_input_path(const std::string& path, const std::string& source_dir) {
-  if (fs::exists(path)) return path;
+  if (fs::is_regular_file(path)) return path;
   if (fs::path(path).is_relative()) {
-    if (fs::exists(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
-    if (fs::exists(fs::path(CPSIM_SOURCE_DIR) / path)) return (fs::path(CPSIM_SOURCE_DIR) / path).string();
+    if (fs::is_regular_file(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
+    if (fs::is_regular_file(fs::path(CPSIM_SOURCE_DIR) / path)) return (fs::path(CPSIM_SOURCE_DIR) / path).string();
   }
   return "";
 }

@@ -53,7 +53,7 @@ std::vector<std::string> gpu_preset_names();
 std::vector<std::string> cluster_preset_names();
 
 // Resolves a path written in a scenario: as given (absolute or from the working directory), else relative
-// to the scenario's folder, else relative to the cpsim source tree. Returns "" when none exists.
+// to the scenario's folder, else relative to the cpsim source tree. Returns "" when none is a regular file.
 std::string resolve_input_path(const std::string& path, const std::string& source_dir);
 
 }  // namespace cpsim
