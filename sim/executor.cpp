@@ -66,7 +66,7 @@ class DagRunner {
     out_.start_s[id] = start_s;
     out_.finish_s[id] = finish_s;
     ++completed_;
-    for (TaskId s : g_.task(id).successors)
+    for (TaskId s : g_.successors(id))
       if (--waiting_[s] == 0) start(s);
   }
 

@@ -68,8 +68,24 @@ TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, cons
 }
 
 void TaskGraph::depend(TaskId task, TaskId prerequisite) {
-  tasks_[prerequisite].successors.push_back(task);
+  edges_.emplace_back(prerequisite, task);
   ++tasks_[task].predecessor_count;
+}
+
+void TaskGraph::index_successors() const {
+  // Counting sort by prerequisite keeps each task's successors in the order the dependencies were added.
+  successor_offsets_.assign(tasks_.size() + 1, 0);
+  for (const auto& [from, to] : edges_) ++successor_offsets_[from + 1];
+  for (std::size_t i = 0; i < tasks_.size(); ++i) successor_offsets_[i + 1] += successor_offsets_[i];
+  successor_ids_.resize(edges_.size());
+  std::vector<std::uint32_t> next(successor_offsets_.begin(), successor_offsets_.end() - 1);
+  for (const auto& [from, to] : edges_) successor_ids_[next[from]++] = to;
+}
+
+TaskGraph::Successors TaskGraph::successors(TaskId id) const {
+  if (successor_offsets_.size() != tasks_.size() + 1 || successor_ids_.size() != edges_.size()) index_successors();
+  const TaskId* base = successor_ids_.data();
+  return {base + successor_offsets_[id], base + successor_offsets_[id + 1]};
 }
 
 void TaskGraph::depend_all(TaskId task, const std::vector<TaskId>& prerequisites) {
@@ -100,7 +116,7 @@ void TaskGraph::check_acyclic() const {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph g(tasks_.size());
   for (std::size_t i = 0; i < tasks_.size(); ++i)
-    for (TaskId s : tasks_[i].successors) boost::add_edge(i, s, g);
+    for (TaskId s : successors(static_cast<TaskId>(i))) boost::add_edge(i, s, g);
   std::vector<std::size_t> cycle;
   CycleFinder finder;
   finder.cycle = &cycle;

@@ -36,7 +36,6 @@ struct Task {
   double duration_s = 0;      // compute: roofline time
   double flops = 0;           // compute: arithmetic work
   double bytes = 0;           // flow: payload; compute: HBM traffic
-  std::vector<TaskId> successors;
   std::uint32_t predecessor_count = 0;
 };
 
@@ -52,6 +51,16 @@ class TaskGraph {
   // `task` starts only after `prerequisite` has finished.
   void depend(TaskId task, TaskId prerequisite);
   void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
+
+  // The tasks that wait for `id`. Dependencies are kept as one edge list (no allocation per task: graphs reach
+  // millions of tasks) and indexed by prerequisite on first use after a change.
+  struct Successors {
+    const TaskId* first;
+    const TaskId* last;
+    const TaskId* begin() const { return first; }
+    const TaskId* end() const { return last; }
+  };
+  Successors successors(TaskId id) const;
 
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }
@@ -75,6 +84,10 @@ class TaskGraph {
   std::unordered_map<std::string, std::uint16_t> name_ids_;
   std::vector<std::int64_t> last_compute_;
   std::size_t flow_count_ = 0;
+  std::vector<std::pair<TaskId, TaskId>> edges_;  // (prerequisite, task), in insertion order
+  mutable std::vector<std::uint32_t> successor_offsets_;  // CSR index of edges_, rebuilt when stale
+  mutable std::vector<TaskId> successor_ids_;
+  void index_successors() const;
 };
 
 std::string describe_task(const TaskGraph& g, TaskId id);
