@@ -35,7 +35,10 @@ class PrefillBuilder {
 
   TaskGraph build() {
     RankTasks ready(layout_.used_gpus());  // per GPU: what the next layer waits for
-    for (int l = 0; l < in_.model.layers; ++l) ready = layer(ready);
+    for (int l = 0; l < in_.model.layers; ++l) {
+      ready = layer(ready);
+      if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
+    }
     return std::move(g_);
   }
 

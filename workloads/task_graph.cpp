@@ -72,6 +72,11 @@ void TaskGraph::depend(TaskId task, TaskId prerequisite) {
   ++tasks_[task].predecessor_count;
 }
 
+void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
+  tasks_.reserve(tasks);
+  edges_.reserve(dependencies);
+}
+
 void TaskGraph::index_successors() const {
   // Counting sort by prerequisite keeps each task's successors in the order the dependencies were added.
   successor_offsets_.assign(tasks_.size() + 1, 0);

@@ -62,6 +62,11 @@ class TaskGraph {
   };
   Successors successors(TaskId id) const;
 
+  // Capacity hint for generators that know their size (e.g. layers x the first layer's count): avoids the peak of
+  // a vector doubling (old + new buffers) at millions of tasks.
+  void reserve(std::size_t tasks, std::size_t dependencies);
+  std::size_t dependency_count() const { return edges_.size(); }
+
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }
   const std::vector<LayerInfo>& layers() const { return layers_; }
