@@ -58,8 +58,10 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     std::filesystem::create_directories(dir);
     std::optional<AtomicFile> trace_file;
     TraceStats trace;
+    const std::string trace_name = scenario.gzip_trace ? "trace.json.gz" : "trace.json";
     if (scenario.write_trace) {
-      trace_file.emplace(dir + "/trace.json");
+      trace_file.emplace(dir + "/" + trace_name,
+                         scenario.gzip_trace ? AtomicFile::Compression::GZIP : AtomicFile::Compression::NONE);
       trace = write_trace(trace_file->stream(), scenario, graph, result);
     }
     AtomicFile summary(dir + "/summary.json");
@@ -67,7 +69,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     if (trace_file) trace_file->commit();
     summary.commit();
     log_headline(scenario, metrics);
-    spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and trace.json" : "");
+    spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and " + trace_name : "");
     return 0;
   });
 }

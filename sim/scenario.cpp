@@ -207,7 +207,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   if (top.has("outputs")) {
     MapReader r = top.map("outputs");
-    s.write_trace = r.flag_or("trace", true);
+    const std::string trace = r.choice_or("trace", {"true", "false", "gzip"}, "true");
+    s.gzip_trace = trace == "gzip";
+    s.write_trace = trace != "false";
     r.finish();
   }
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it

@@ -20,6 +20,7 @@ struct Scenario {
   ParallelSpec parallel;
   CpPlan cp;
   bool write_trace = true;
+  bool gzip_trace = false;  // outputs.trace: gzip -> trace.json.gz
 };
 
 // `overrides` are "key.path=value" strings from --set; values are parsed as YAML scalars or flow collections.

@@ -114,7 +114,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   }
   j["volumes"] = volumes;
   if (trace)
-    j["trace"] = {{"file", "trace.json"},
+    j["trace"] = {{"file", s.gzip_trace ? "trace.json.gz" : "trace.json"},
                   {"slices", trace->slices},
                   {"flows", trace->flows},
                   {"counter_tracks", trace->counter_tracks},
