@@ -76,10 +76,15 @@ std::vector<GpuSlot> scan_xml_hosts(const std::string& file, MapReader& r) {
 }  // namespace
 
 std::string resolve_input_path(const std::string& path, const std::string& source_dir) {
-  if (fs::is_regular_file(path)) return path;
+  // The error_code overload: a name the OS rejects (too long, bad bytes) is simply "not found", never a throw.
+  auto is_file = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+  };
+  if (is_file(path)) return path;
   if (fs::path(path).is_relative()) {
-    if (fs::is_regular_file(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
-    if (fs::is_regular_file(fs::path(CPSIM_SOURCE_DIR) / path)) return (fs::path(CPSIM_SOURCE_DIR) / path).string();
+    if (is_file(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
+    if (is_file(fs::path(CPSIM_SOURCE_DIR) / path)) return (fs::path(CPSIM_SOURCE_DIR) / path).string();
   }
   return "";
 }

@@ -21,7 +21,8 @@
 namespace cpsim {
 namespace {
 
-// Runs `body`, turning user-input errors into a one-line message and exit code 2.
+// Runs `body`, turning user-input errors into a one-line message and exit code 2, and anything else that stops a
+// run (an output folder that cannot be written, a generator bug) into a one-line message and exit code 1.
 template <class F>
 int guarded(F&& body) {
   try {
@@ -29,6 +30,9 @@ int guarded(F&& body) {
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cpsim: error: " << e.what() << "\n";
+    return 1;
   }
 }
 
