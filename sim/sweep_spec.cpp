@@ -31,7 +31,7 @@ std::vector<SweepAxis> read_sweep_block(MapReader& top) {
   MapReader r = top.map("sweep");
   std::vector<SweepAxis> axes;
   for (const auto& kv : r.self()) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = key_name(kv.first, r.source(), r.path());
     const YAML::Node list = r.node(key);  // marks the key as known
     if (!valid_key(key)) fail_at(kv.first, r.source(), r.path_of(key), "expected a key path such as parallel.cp");
     if (key == "sweep" || key.rfind("sweep.", 0) == 0) r.fail(key, "the sweep block cannot sweep itself");

@@ -189,9 +189,14 @@ double MapReader::flops_or(const std::string& key, double fallback) {
 
 MapReader MapReader::map(const std::string& key) { return MapReader(node(key), source_, path_of(key)); }
 
+std::string key_name(const YAML::Node& key, const YamlSource& source, const std::string& parent_path) {
+  if (!key.IsScalar()) fail_at(key, source, parent_path, "a key must be a plain name, got " + type_name(key));
+  return key.Scalar();
+}
+
 void MapReader::finish() const {
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = key_name(kv.first, source_, path_);
     if (!used_.count(key)) fail_at(kv.first, source_, path_of(key), "unknown key");
   }
 }

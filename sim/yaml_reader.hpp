@@ -26,6 +26,8 @@ struct YamlSource {
 [[noreturn]] void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path,
                           const std::string& message);
 std::string join_path(const std::string& parent, const std::string& key);
+// The text of a mapping key; a key that is itself a mapping or sequence is an InputError at its position.
+std::string key_name(const YAML::Node& key, const YamlSource& source, const std::string& parent_path);
 
 // Reads one YAML mapping; call finish() once every known key has been read to reject the unknown ones.
 class MapReader {
