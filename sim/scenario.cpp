@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "sim/attention_reader.hpp"
 #include "sim/sweep_spec.hpp"
 #include "sim/yaml_reader.hpp"
 #include "workloads/attention_lowering.hpp"
@@ -88,6 +89,10 @@ ModelSpec read_model(MapReader& r) {
     if (m.moe.top_k > m.moe.experts) moe.fail("top_k", "top_k cannot exceed the number of experts");
     moe.finish();
   }
+  if (r.has("attention")) {
+    MapReader a = r.map("attention");
+    m.attention = read_attention(a);
+  }
   if (m.n_heads % m.n_kv_heads != 0)
     r.fail("n_kv_heads", fmt::format("n_heads ({}) must be a multiple of n_kv_heads ({})", m.n_heads, m.n_kv_heads));
   r.finish();
@@ -124,6 +129,7 @@ CpPlan read_cp(MapReader& r) {
                                                 : Partition::ZIGZAG;
     d.finish();
   }
+  read_kind_cp_plans(r, plan);
   r.finish();
   return plan;
 }
@@ -215,6 +221,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
   check_plan(s, top);
+  check_attention_plan(s.model, s.run, s.parallel, s.cp, top, model_source);
   return s;
 }
 

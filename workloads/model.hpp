@@ -2,7 +2,9 @@
 // and the parallel plan. Loaded from YAML by sim/scenario.cpp; no parsing here.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace cpsim {
 
@@ -20,6 +22,24 @@ struct MoeSpec {
   int first_dense_layers = 0;  // leading layers that keep a dense FFN of ffn_dim
 };
 
+// Attention per layer (heterogeneous-attention-cp.md). `pattern` repeats over the layers; an entry is one kind or
+// '+'-joined kinds computed side by side in the same layer (DeepSeek-V4: "swa+csa", "swa+hca"). Kinds: dense,
+// swa, csa (compressed sparse, ratio csa_ratio, indexer top-k), hca (heavily compressed dense, ratio hca_ratio),
+// dsa (DeepSeek sparse attention: indexer top-k over all tokens), moba (block-sparse), linear (linear attention).
+struct AttentionSpec {
+  std::vector<std::string> pattern{"dense"};
+  int csa_ratio = 4;         // C4
+  int hca_ratio = 128;       // C128 (the seed's m')
+  int csa_top_k = 512;       // compressed entries each query attends to
+  int dsa_top_k = 2048;      // tokens each query attends to
+  int indexer_heads = 64;    // lightning indexer (FP8)
+  int indexer_dim = 128;
+  int moba_block = 512;      // tokens per MoBA block (the seed's B)
+  int moba_top_k_blocks = 8;
+};
+const std::vector<std::string>& attention_kinds();  // dense, swa, csa, hca, dsa, moba, linear
+std::vector<std::string> split_layer_kind(const std::string& kind);  // "swa+csa" -> {swa, csa}
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
@@ -32,6 +52,8 @@ struct ModelSpec {
   int sliding_window = 0;   // tokens; 0 = full attention. Declared by SWA models, used by SWA workloads.
   MlaSpec mla;
   MoeSpec moe;
+  AttentionSpec attention;
+  const std::string& layer_kind(int layer) const { return attention.pattern[layer % attention.pattern.size()]; }
 
   // Per-token width of K (and of V): n_kv_heads * head_dim. The seeds' d_kv.
   std::int64_t d_kv() const { return std::int64_t(n_kv_heads) * head_dim; }
@@ -65,8 +87,22 @@ struct DenseCpPlan {
   Partition partition = Partition::ZIGZAG;
 };
 
+// Where MoBA's selected blocks live (heterogeneous-attention-cp.md, "负载均衡盲点"): spread evenly over the ranks,
+// biased towards the query's own and nearest earlier ranks, or concentrated on one hot rank.
+enum class BlockSelection { UNIFORM, RECENCY, SKEWED };
+struct MobaCpPlan {
+  BlockSelection selection = BlockSelection::UNIFORM;
+  double hot_fraction = 0.5;  // skewed: share of every rank's selected blocks that rank `hot_rank` owns
+  int hot_rank = 0;
+};
+
 struct CpPlan {
   DenseCpPlan dense;
+  // CP algorithm per non-dense attention kind (defaults in default_cp_algorithm).
+  std::map<std::string, std::string> algorithms;
+  MobaCpPlan moba;
+  const std::string& algorithm(const std::string& kind) const;
 };
+const std::string& default_cp_algorithm(const std::string& kind);
 
 }  // namespace cpsim

@@ -1,22 +1,42 @@
 #include "workloads/volumes.hpp"
 
-#include <fmt/format.h>
-
 namespace cpsim {
 
-std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const std::string& kind,
-                                                const std::string& algorithm) {
+CommParams comm_params(const WorkloadInputs& in) {
   const ShardShape sh = shard_shape(in);
-  const double n = in.parallel.cp;
-  if (kind == "dense" && algorithm == "ring") {
-    // Ring attention (cp-overview 7.2): each rank receives the KV of the N-1 other ranks' S/N tokens.
-    // Computed as (N-1) * (B*S/N) * 2 * d_kv * s so that it is exact in integers.
-    const double bytes = (n - 1) * sh.tokens * 2 * sh.kv_width() * sh.dtype_bytes;
-    return VolumeFormula{bytes, fmt::format("(N-1)/N * B * S * 2 * d_kv * s  [N={}, B={}, S={}, d_kv={}, s={}]",
-                                            in.parallel.cp, in.run.batch, in.run.seq_len, sh.kv_width(),
-                                            sh.dtype_bytes)};
+  const ModelSpec& m = in.model;
+  const AttentionSpec& a = m.attention;
+  CommParams p;
+  p.S = static_cast<double>(in.run.seq_len);
+  p.N = in.parallel.cp;
+  p.B = in.run.batch;
+  p.s = sh.dtype_bytes;
+  p.kv_width = m.mla.d_c > 0 ? m.mla.d_c : sh.kv_width();
+  p.gate_width = p.kv_width;
+  p.d_model = m.d_model;
+  p.linear_heads = sh.q_heads;
+  p.linear_head_dim = sh.head_dim;
+  p.n_win = m.sliding_window;
+  p.csa_ratio = a.csa_ratio;
+  p.hca_ratio = a.hca_ratio;
+  p.csa_top_k = a.csa_top_k;
+  p.dsa_top_k = a.dsa_top_k;
+  p.moba_block = a.moba_block;
+  p.moba_top_k_blocks = a.moba_top_k_blocks;
+  return p;
+}
+
+std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const std::string& kind,
+                                                const std::string& /*cp_algorithm*/) {
+  const CommParams p = comm_params(in);
+  VolumeFormula out;
+  for (const auto& part : split_layer_kind(kind)) {
+    const auto v = mode_volume(p, part, in.cp.algorithm(part), in.cp.moba);
+    if (!v) return std::nullopt;
+    out.bytes += v->bytes;
+    out.formula += (out.formula.empty() ? "" : " + ") + (part + "/" + v->algorithm + ": " + v->formula);
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace cpsim

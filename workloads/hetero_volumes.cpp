@@ -1,0 +1,123 @@
+#include "workloads/hetero_volumes.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "workloads/block_selection.hpp"
+
+namespace cpsim {
+namespace {
+
+// Most selections a query rank must fetch from other ranks (k split over owners, own share local).
+double max_remote_selections(int k, int n, const MobaCpPlan& plan) {
+  int worst = 0;
+  for (int q = 0; q < n; ++q) {
+    const auto owners = selections_per_owner(k, n, q, plan);
+    worst = std::max(worst, k - owners[q]);
+  }
+  return worst;
+}
+
+const char* selection_name(BlockSelection s) {
+  return s == BlockSelection::UNIFORM ? "uniform" : s == BlockSelection::RECENCY ? "recency" : "skewed";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> volume_modes() {
+  return {{"dense", "ring"},          {"dense", "allgather"}, {"dsa", "allgather"}, {"swa", "boundary"},
+          {"swa", "allgather"},       {"hca", "local"},       {"hca", "allgather"}, {"csa", "allgather"},
+          {"csa", "select-gather"},   {"dsa", "select-gather"}, {"moba", "gather"}, {"linear", "lasp1"},
+          {"linear", "lasp2"}};
+}
+
+std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& kind, const std::string& algorithm,
+                                      const MobaCpPlan& selection) {
+  const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;  // local = tokens per rank
+  const std::string common = fmt::format("N={}, B={}, S={}, s={}", p.N, p.B, p.S, p.s);
+  ModeVolume v;
+  v.kind = kind;
+  v.algorithm = algorithm;
+  if (kind == "dense" && (algorithm == "ring" || algorithm == "allgather")) {
+    v.primitive = algorithm == "ring" ? "ring P2P, N-1 steps" : "AllGather";
+    v.bytes = (n - 1) * local * ckv;
+    v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common, ckv);
+    v.seed_bytes = algorithm == "ring" ? p.B * p.S * ckv : v.bytes;
+    v.seed_formula = algorithm == "ring" ? "S * c_kv" : "(N-1)/N * S * c_kv";
+    if (algorithm == "ring") v.note = "the seed's summary table counts S*c_kv, the rank's own block included";
+  } else if (kind == "swa" && algorithm == "boundary") {
+    v.primitive = "P2P from the left neighbour";
+    v.bytes = p.B * std::min(p.n_win, p.S / n) * ckv;
+    v.formula = fmt::format("B * min(n_win, S/N) * c_kv  [{}, n_win={}, c_kv={}]", common, p.n_win, ckv);
+    v.seed_bytes = p.B * std::min(p.n_win, p.S / n) * ckv;
+    v.seed_formula = "min(n_win, S/N) * 2*d_kv*s";
+    v.note = "rank 0 receives nothing; contiguous partition";
+  } else if (kind == "swa" && algorithm == "allgather") {
+    v.primitive = "AllGather";
+    v.bytes = (n - 1) * local * ckv;
+    v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common, ckv);
+    v.note = "round-robin partition: every rank's windows cover the whole sequence, so SWA needs all remote KV";
+  } else if (kind == "hca" && algorithm == "local") {
+    v.primitive = "none (local dense over local compressed entries)";
+    v.formula = "0";
+    v.seed_bytes = 0;
+    v.seed_formula = "0";
+  } else if ((kind == "hca" || kind == "csa") && algorithm == "allgather") {
+    const double ratio = kind == "hca" ? p.hca_ratio : p.csa_ratio;
+    v.primitive = "AllGather of compressed KV";
+    v.bytes = (n - 1) * local / ratio * ckv;
+    v.formula = fmt::format("(N-1)/N * B*S/m * c_kv  [{}, m={}, c_kv={}]", common, ratio, ckv);
+    v.seed_bytes = v.bytes;
+    v.seed_formula = "(N-1)/N * S/m * 2*d_c*s";
+  } else if (kind == "dsa" && algorithm == "allgather") {
+    v.primitive = "AllGather of KV latent + AllGather of hidden states";
+    v.bytes = (n - 1) * local * (ckv + p.d_model * p.s);
+    v.formula = fmt::format("(N-1)/N * B*S * (c_kv + d_model*s)  [{}, c_kv={}, d_model={}]", common, ckv, p.d_model);
+    v.seed_bytes = v.bytes;
+    v.seed_formula = "(N-1)/N * S * (2*d_c + d_model) * s";
+    v.note = "every rank keeps the full KV (N x memory)";
+  } else if ((kind == "csa" || kind == "dsa") && algorithm == "select-gather") {
+    const double k = kind == "csa" ? p.csa_top_k : p.dsa_top_k;
+    const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);
+    v.primitive = "top-k merge (index+score) + sparse gather";
+    v.bytes = p.B * ((n - 1) * k * kTopkEntryBytes + remote * ckv);
+    v.formula = fmt::format("B * ((N-1)*k*8 + k_remote*c_kv)  [{}, k={}, k_remote={} ({}), c_kv={}]", common, k,
+                            remote, selection_name(selection.selection), ckv);
+    v.seed_bytes = p.B * k * ckv;
+    v.seed_formula = "k * c_kv";
+    v.note = "the seed counts k*c_kv (all k selections, local ones included) and leaves out the top-k merge";
+  } else if (kind == "moba" && algorithm == "gather") {
+    const double k = p.moba_top_k_blocks;
+    const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);
+    v.primitive = "centroid AllGather + block gather";
+    v.bytes = (n - 1) * local / p.moba_block * p.gate_width * p.s + p.B * remote * p.moba_block * ckv;
+    v.formula = fmt::format(
+        "(N-1)/N * B*S/B_blk * d_gate*s + B * k_remote*B_blk*c_kv  [{}, B_blk={}, d_gate={}, k_block={}, "
+        "k_remote={} ({}), c_kv={}]",
+        common, p.moba_block, p.gate_width, k, remote, selection_name(selection.selection), ckv);
+    v.seed_bytes = k * p.moba_block * ckv + (n - 1) * local / p.moba_block * p.gate_width * p.s;
+    v.seed_formula = "k_block * B_blk * c_kv + (N-1)/N * S/B_blk * d_kv*s";
+    v.note = "the seed counts k_block*B_blk*c_kv (all selected blocks, local ones included)";
+  } else if (kind == "linear" && (algorithm == "lasp2" || algorithm == "lasp1")) {
+    const double state = p.B * p.linear_heads * p.linear_head_dim * p.linear_head_dim * p.s;
+    v.primitive = algorithm == "lasp2" ? "AllGather of [B,H,d,d] states" : "P2P state chain, N-1 serial steps";
+    v.bytes = algorithm == "lasp2" ? (n - 1) * state : (n > 1 ? state : 0);
+    v.formula = algorithm == "lasp2"
+                    ? fmt::format("(N-1) * B*H*d^2*s  [{}, H={}, d={}]", common, p.linear_heads, p.linear_head_dim)
+                    : fmt::format("B*H*d^2*s (from the left neighbour)  [{}, H={}, d={}]", common, p.linear_heads,
+                                  p.linear_head_dim);
+    if (algorithm == "lasp2") {
+      v.seed_bytes = (n - 1) / n * state;
+      v.seed_formula = "(N-1)/N * B*H*d^2*s";
+      v.note = "independent of S. The seed's (N-1)/N*B*H*d^2*s treats the gathered states as one [B,H,d,d] tensor "
+               "split N ways; an AllGather of every rank's full state moves N times that";
+    } else {
+      v.note = "rank 0 receives nothing; the chain is serial";
+    }
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,45 @@
+// The closed forms of heterogeneous-attention-cp.md: bytes one CP rank receives per layer for each attention kind
+// and CP algorithm, with the primitive and the formula as text. `cpsim volumes` prints them as a table; the
+// summary puts the simulated bytes of the same (kind, algorithm) beside them. All values are what a rank receives
+// from other ranks (its own share never moves); where the seed's table counts differently it says so in `note`.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/model.hpp"
+
+namespace cpsim {
+
+struct CommParams {
+  double S = 0, N = 1, B = 1, s = 2;  // sequence length, CP ranks, batch, bytes per element
+  double kv_width = 0;      // elements per token of K (= of V): d_kv (GQA, per TP rank) or d_c (MLA latent)
+  double gate_width = 0;    // MoBA centroid width (the seed's d_kv in the gating formula)
+  double d_model = 0;
+  double linear_heads = 0, linear_head_dim = 0;  // H and d of the [B, H, d, d] state
+  double n_win = 0;
+  double csa_ratio = 4, hca_ratio = 128, csa_top_k = 512, dsa_top_k = 2048;
+  double moba_block = 512, moba_top_k_blocks = 8;
+  double c_kv() const { return 2 * kv_width * s; }  // the seed's c_kv: bytes of K + V per token
+};
+
+struct ModeVolume {
+  std::string kind, algorithm, primitive;
+  double bytes = 0;     // received per rank per layer: what cpsim's lowering moves
+  std::string formula;  // symbolic, then the values used
+  std::optional<double> seed_bytes;  // the seed's own formula for the mode, evaluated (nullopt: the seed has none)
+  std::string seed_formula;
+  std::string note;     // why cpsim and the seed differ, when they do
+};
+
+// Every (kind, algorithm) with a closed form, in the seed's order.
+std::vector<std::pair<std::string, std::string>> volume_modes();
+// nullopt when the pair has no closed form. `selection` places MoBA's / select-then-gather's selected entries
+// (block_selection.hpp); the value is the largest over query ranks.
+std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& kind, const std::string& algorithm,
+                                      const MobaCpPlan& selection = {});
+
+// Bytes of one selection message entry in the distributed top-k merge: an int32 index and an fp32 score.
+constexpr double kTopkEntryBytes = 8;
+
+}  // namespace cpsim
