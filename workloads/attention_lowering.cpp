@@ -7,6 +7,18 @@ namespace cpsim {
 const std::vector<LoweringEntry>& attention_lowerings() {
   static const std::vector<LoweringEntry> table = {
       {"dense", "ring", lower_dense_ring},
+      {"dense", "allgather", lower_dense_allgather},
+      {"swa", "boundary", lower_swa_boundary},
+      {"swa", "allgather", lower_swa_allgather},
+      {"hca", "local", lower_hca_local},
+      {"hca", "allgather", lower_hca_allgather},
+      {"csa", "allgather", lower_csa_allgather},
+      {"csa", "select-gather", lower_csa_select_gather},
+      {"dsa", "allgather", lower_dsa_allgather},
+      {"dsa", "select-gather", lower_dsa_select_gather},
+      {"moba", "gather", lower_moba_gather},
+      {"linear", "lasp1", lower_linear_lasp1},
+      {"linear", "lasp2", lower_linear_lasp2},
   };
   return table;
 }

@@ -40,7 +40,20 @@ std::vector<std::string> algorithms_for(const std::string& kind);
 // Causal attention of rank q's queries against rank kv's keys under the plan's partition (zero flops when masked).
 KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank);
 
-// Lowerings (one per file).
+// Lowerings (one concept per file: ring_attention, dense_allgather_attention, swa_attention, sparse_attention,
+// moba_attention, linear_attention).
 RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_swa_boundary(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_hca_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_csa_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_csa_select_gather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_moba_gather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry);
 
 }  // namespace cpsim

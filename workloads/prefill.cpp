@@ -36,7 +36,7 @@ class PrefillBuilder {
   TaskGraph build() {
     RankTasks ready(layout_.used_gpus());  // per GPU: what the next layer waits for
     for (int l = 0; l < in_.model.layers; ++l) {
-      ready = layer(ready);
+      ready = layer(l, ready);
       if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
     }
     return std::move(g_);
@@ -63,8 +63,13 @@ class PrefillBuilder {
     return out;
   }
 
-  RankTasks layer(const RankTasks& ready) {
-    const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
+  RankTasks layer(int index, const RankTasks& ready) {
+    // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
+    const std::string& kind = in_.model.layer_kind(index);
+    const std::vector<std::string> parts = split_layer_kind(kind);
+    std::string algorithms;
+    for (const auto& part : parts) algorithms += (algorithms.empty() ? "" : "+") + in_.cp.algorithm(part);
+    const int layer = g_.add_layer(kind, algorithms);
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
     RankTasks after_qkv(gpus);
@@ -73,7 +78,11 @@ class PrefillBuilder {
                                 ready[gpu])};
 
     LayerContext ctx{g_, in_, shape_, layout_, layer};
-    const RankTasks after_attn = find_lowering("dense", in_.cp.dense.algorithm)(ctx, after_qkv);
+    RankTasks after_attn(gpus);
+    for (const auto& part : parts) {
+      const RankTasks done = find_lowering(part, in_.cp.algorithm(part))(ctx, after_qkv);
+      for (int gpu = 0; gpu < gpus; ++gpu) after_attn[gpu].insert(after_attn[gpu].end(), done[gpu].begin(), done[gpu].end());
+    }
 
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
@@ -81,7 +90,12 @@ class PrefillBuilder {
     const RankTasks after_ar1 = tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn");
 
     RankTasks after_ffn(gpus);
-    const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
+    // MoE layers run top_k routed + shared experts per token (expert traffic belongs to the contention module).
+    const MoeSpec& moe = in_.model.moe;
+    const bool moe_layer = moe.experts > 0 && index >= moe.first_dense_layers;
+    const double ffn =
+        (moe_layer ? double(moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
+        in_.parallel.tp;
     for (int gpu = 0; gpu < gpus; ++gpu) {
       KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
       KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};

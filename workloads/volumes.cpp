@@ -31,7 +31,7 @@ std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const 
   const CommParams p = comm_params(in);
   VolumeFormula out;
   for (const auto& part : split_layer_kind(kind)) {
-    const auto v = mode_volume(p, part, in.cp.algorithm(part), in.cp.moba);
+    const auto v = mode_volume(p, part, in.cp.algorithm(part), part == "moba" ? in.cp.moba : MobaCpPlan{});
     if (!v) return std::nullopt;
     out.bytes += v->bytes;
     out.formula += (out.formula.empty() ? "" : " + ") + (part + "/" + v->algorithm + ": " + v->formula);

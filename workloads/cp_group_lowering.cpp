@@ -1,0 +1,57 @@
+#include "workloads/cp_group_lowering.hpp"
+
+namespace cpsim {
+
+RankTasks for_each_cp_group(LayerContext& ctx, const RankTasks& entry, const GroupLowering& lower) {
+  RankTasks out(entry.size());
+  for (int tp = 0; tp < ctx.in.parallel.tp; ++tp) {
+    const auto gpus = ctx.layout.cp_group(tp);
+    RankTasks group_entry;
+    for (int gpu : gpus) group_entry.push_back(entry[gpu]);
+    const RankTasks done = lower(gpus, group_entry);
+    for (std::size_t i = 0; i < gpus.size(); ++i) out[gpus[i]] = done[i];
+  }
+  return out;
+}
+
+double kv_token_bytes(const LayerContext& ctx) {
+  const double width = ctx.in.model.mla.d_c > 0 ? ctx.in.model.mla.d_c : ctx.shape.kv_width();
+  return 2 * width * ctx.shape.dtype_bytes;
+}
+
+double key_width(const LayerContext& ctx) {
+  return ctx.in.model.mla.d_c > 0 ? ctx.in.model.mla.d_c : ctx.shape.kv_width();
+}
+
+TaskId add_kernel(LayerContext& ctx, int gpu, const char* name, int step, const KernelCost& cost,
+                  const std::vector<TaskId>& deps) {
+  const TaskId t = ctx.graph.add_compute(gpu, name, ctx.layer, step, cost.duration_s, cost.flops, cost.hbm_bytes);
+  ctx.graph.depend_all(t, deps);
+  return t;
+}
+
+KernelCost attention_pairs_cost(const LayerContext& ctx, double pairs, double q_tokens, double kv_tokens) {
+  const ShardShape& sh = ctx.shape;
+  const double flops = 4 * pairs * sh.q_heads * sh.head_dim;
+  const double bytes = (2 * q_tokens * sh.q_width() + kv_tokens * kv_token_bytes(ctx) / sh.dtype_bytes) * sh.dtype_bytes;
+  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, ctx.in.run.dtype, flops, bytes), flops, bytes};
+}
+
+KernelCost indexer_cost(const LayerContext& ctx, double pairs) {
+  const AttentionSpec& a = ctx.in.model.attention;
+  const double flops = 2 * pairs * a.indexer_heads * a.indexer_dim;
+  const double bytes = pairs * 4;  // fp32 scores written once
+  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, Dtype::FP8, flops, bytes), flops, bytes};
+}
+
+KernelCost gemm_cost(const LayerContext& ctx, double m, double k, double n) {
+  const double s = ctx.shape.dtype_bytes;
+  const double flops = 2 * m * k * n, bytes = (m * k + k * n + m * n) * s;
+  return {kernel_time_s(ctx.in.gpu, KernelClass::GEMM, ctx.in.run.dtype, flops, bytes), flops, bytes};
+}
+
+KernelCost memory_pass_cost(const LayerContext& ctx, double bytes) {
+  return {kernel_time_s(ctx.in.gpu, KernelClass::MEMORY, ctx.in.run.dtype, 0, bytes), 0, bytes};
+}
+
+}  // namespace cpsim

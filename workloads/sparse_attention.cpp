@@ -1,0 +1,147 @@
+// Compressed and sparse attention kinds under CP (heterogeneous-attention-cp.md):
+//   hca/local      HCA (C128): each rank compresses its own tokens and attends densely to its local compressed
+//                  entries only: zero communication (DeepSeek-V4's choice).
+//   hca/allgather  AllGather of the compressed KV (B*S/m entries), dense attention over all of them.
+//   csa/allgather  CSA (C4): AllGather of the compressed KV (the overlap transform and the global indexer both
+//                  need it), FP8 indexer over all compressed entries, top-k, sparse attention over k entries.
+//   dsa/allgather  DSA (V3.2 / GLM-5, SGLang's prefill CP): AllGather of the KV latent of all S tokens (kept: N x
+//                  memory), FP8 indexer of local queries against all keys, sparse attention over top-k, then an
+//                  AllGather of the hidden states (the input of the MoE/FFN layer).
+//   csa|dsa/select-gather  "select, then transfer": local indexer over local keys, distributed top-k merge (every
+//                  rank sends its k candidates, index + score, to every other rank), sparse gather of the selected
+//                  KV from their owners (block_selection.hpp decides the owners), sparse attention.
+// Round-robin partition (token i on rank i mod N): a rank's L queries are spread over the sequence, so on average
+// half of any evenly spread set of keys precedes them (half_pairs).
+#include "workloads/block_selection.hpp"
+#include "workloads/cp_group_lowering.hpp"
+#include "workloads/hetero_volumes.hpp"
+
+namespace cpsim {
+namespace {
+
+struct Dims {
+  double B, S, N, L, T;  // batch, sequence, CP ranks, tokens per rank per sequence, tokens per rank
+};
+Dims dims(const LayerContext& ctx) {
+  const double B = ctx.in.run.batch, S = double(ctx.in.run.seq_len), N = ctx.in.parallel.cp;
+  return {B, S, N, S / N, B * S / N};
+}
+
+// Compressor: project every local token to a KV candidate (c_kv/s wide) and pool m of them into one entry.
+KernelCost compressor_cost(const LayerContext& ctx, double tokens) {
+  return gemm_cost(ctx, tokens, ctx.in.model.d_model, kv_token_bytes(ctx) / ctx.shape.dtype_bytes);
+}
+
+// Top-k over `scores` fp32 scores: one pass reading them.
+KernelCost topk_cost(const LayerContext& ctx, double scores) { return memory_pass_cost(ctx, scores * 4); }
+
+RankTasks compressed_lowering(LayerContext& ctx, const RankTasks& entry, double ratio, bool gather, double top_k) {
+  const Dims d = dims(ctx);
+  const double local_entries = d.L / ratio, all_entries = d.S / ratio;
+  return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
+    const int n = static_cast<int>(gpus.size());
+    RankTasks ready(n);
+    for (int r = 0; r < n; ++r) ready[r] = {add_kernel(ctx, gpus[r], "compressor", 0, compressor_cost(ctx, d.T), in[r])};
+    if (gather)
+      ready = ring_allgather(ctx.graph, gpus, d.B * local_entries * kv_token_bytes(ctx),
+                             {Traffic::CP, "compressed kv allgather", ctx.layer}, ready);
+    const double visible = gather ? all_entries : local_entries;
+    RankTasks done(n);
+    for (int r = 0; r < n; ++r) {
+      std::vector<TaskId> after = ready[r];
+      double pairs = d.B * half_pairs(d.L, visible);
+      if (top_k > 0) {  // CSA: score every visible entry, keep k per query
+        after = {add_kernel(ctx, gpus[r], "indexer", 1, indexer_cost(ctx, pairs), after)};
+        after = {add_kernel(ctx, gpus[r], "top-k", 1, topk_cost(ctx, pairs), after)};
+        pairs = d.T * std::min(top_k, visible);
+      }
+      const KernelCost attn = attention_pairs_cost(ctx, pairs, d.T, d.B * std::min(visible, top_k > 0 ? top_k : visible));
+      done[r] = ready[r];
+      done[r].push_back(add_kernel(ctx, gpus[r], top_k > 0 ? "sparse attention" : "compressed attention", 2, attn, after));
+    }
+    return done;
+  });
+}
+
+RankTasks select_then_gather(LayerContext& ctx, const RankTasks& entry, double ratio, double top_k) {
+  const Dims d = dims(ctx);
+  const double local_entries = d.L / ratio;
+  const int k = static_cast<int>(top_k);
+  return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
+    const int n = static_cast<int>(gpus.size());
+    RankTasks scored(n);
+    for (int r = 0; r < n; ++r) {
+      std::vector<TaskId> after = in[r];
+      if (ratio > 1) after = {add_kernel(ctx, gpus[r], "compressor", 0, compressor_cost(ctx, d.T), after)};
+      const double pairs = d.B * half_pairs(d.L, local_entries);
+      after = {add_kernel(ctx, gpus[r], "local indexer", 0, indexer_cost(ctx, pairs), after)};
+      scored[r] = {add_kernel(ctx, gpus[r], "local top-k", 0, topk_cost(ctx, pairs), after)};
+    }
+    // Distributed top-k: every rank's k candidates (int32 index + fp32 score) to every other rank.
+    const RankTasks merged = direct_allgather(ctx.graph, gpus, d.B * k * kTopkEntryBytes,
+                                              {Traffic::CP, "top-k merge", ctx.layer}, scored);
+    RankTasks done = merged;
+    std::vector<std::vector<TaskId>> arrived(n);
+    for (int q = 0; q < n; ++q) {
+      const auto owners = selections_per_owner(k, n, q, MobaCpPlan{});  // selections spread uniformly
+      for (int o = 0; o < n; ++o) {
+        if (o == q || owners[o] == 0) continue;
+        const TaskId f = ctx.graph.add_flow(gpus[o], gpus[q], d.B * owners[o] * kv_token_bytes(ctx), Traffic::CP,
+                                            "sparse kv gather", ctx.layer, 2);
+        ctx.graph.depend_all(f, merged[q]);
+        ctx.graph.depend_all(f, merged[o]);
+        arrived[q].push_back(f);
+        done[o].push_back(f);  // the owner serves the gather
+      }
+    }
+    for (int q = 0; q < n; ++q) {
+      std::vector<TaskId> after = merged[q];
+      after.insert(after.end(), arrived[q].begin(), arrived[q].end());
+      const KernelCost attn = attention_pairs_cost(ctx, d.T * top_k, d.T, d.B * top_k);
+      done[q].push_back(add_kernel(ctx, gpus[q], "sparse attention", 3, attn, after));
+    }
+    return done;
+  });
+}
+
+}  // namespace
+
+RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry) {
+  return compressed_lowering(ctx, entry, ctx.in.model.attention.hca_ratio, false, 0);
+}
+RankTasks lower_hca_allgather(LayerContext& ctx, const RankTasks& entry) {
+  return compressed_lowering(ctx, entry, ctx.in.model.attention.hca_ratio, true, 0);
+}
+RankTasks lower_csa_allgather(LayerContext& ctx, const RankTasks& entry) {
+  return compressed_lowering(ctx, entry, ctx.in.model.attention.csa_ratio, true, ctx.in.model.attention.csa_top_k);
+}
+RankTasks lower_csa_select_gather(LayerContext& ctx, const RankTasks& entry) {
+  return select_then_gather(ctx, entry, ctx.in.model.attention.csa_ratio, ctx.in.model.attention.csa_top_k);
+}
+RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry) {
+  return select_then_gather(ctx, entry, 1, ctx.in.model.attention.dsa_top_k);
+}
+
+RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry) {
+  const Dims d = dims(ctx);
+  const double k = ctx.in.model.attention.dsa_top_k, s = ctx.shape.dtype_bytes;
+  return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
+    const int n = static_cast<int>(gpus.size());
+    const RankTasks kv = ring_allgather(ctx.graph, gpus, d.T * kv_token_bytes(ctx),
+                                        {Traffic::CP, "dsa kv allgather", ctx.layer}, in);
+    RankTasks attended(n);
+    for (int r = 0; r < n; ++r) {
+      const double pairs = d.B * half_pairs(d.L, d.S);  // local queries x all earlier keys
+      std::vector<TaskId> after = {add_kernel(ctx, gpus[r], "indexer", 1, indexer_cost(ctx, pairs), kv[r])};
+      after = {add_kernel(ctx, gpus[r], "top-k", 1, topk_cost(ctx, pairs), after)};
+      const KernelCost attn = attention_pairs_cost(ctx, d.T * std::min(k, d.S), d.T, d.B * std::min(k, d.S));
+      attended[r] = {add_kernel(ctx, gpus[r], "sparse attention", 2, attn, after)};
+    }
+    RankTasks done = ring_allgather(ctx.graph, gpus, d.T * ctx.in.model.d_model * s,
+                                    {Traffic::CP, "dsa hidden allgather", ctx.layer}, attended);
+    for (int r = 0; r < n; ++r) done[r].insert(done[r].end(), kv[r].begin(), kv[r].end());
+    return done;
+  });
+}
+
+}  // namespace cpsim
