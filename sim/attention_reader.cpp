@@ -78,6 +78,10 @@ void check_attention_plan(const ModelSpec& m, const RunSpec& run, const Parallel
   if (pattern_uses(a, "swa") && m.sliding_window <= 0)
     fail_pattern("swa layers need the model's sliding_window (tokens)");
   const std::uint64_t local_tokens = run.seq_len / par.cp;
+  if (pattern_uses(a, "swa") && plan.algorithm("swa") == "boundary" && std::uint64_t(m.sliding_window) > local_tokens)
+    fail_pattern(fmt::format("swa/boundary needs sliding_window ({}) <= S/cp ({}): a wider window reaches past the "
+                             "left neighbour (use cp.swa.algorithm: allgather)",
+                             m.sliding_window, local_tokens));
   auto need_multiple = [&](const char* kind, int unit, const char* what) {
     if (pattern_uses(a, kind) && local_tokens % unit != 0)
       fail_pattern(fmt::format("{} layers need S/cp ({}) to be a multiple of {} ({})", kind, local_tokens, what, unit));

@@ -171,7 +171,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 
   Scenario s;
   s.file = file;
-  // The model may live in its own file; load it first so that `--set model.x=...` applies to it.
+  // The model may live in its own file; load it first so that `--set model.x=...` applies to it (and a
+  // `--set model=FILE` picks the file).
+  for (const auto& o : overrides)
+    if (o.path == "model") root["model"] = o.value;
   YAML::Node model_node = root["model"];
   YamlSource model_source = source;
   if (model_node.IsDefined() && model_node.IsScalar()) {
@@ -182,6 +185,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   for (const auto& o : overrides) {
     const auto parts = split_path(o.path);
+    if (o.path == "model") continue;  // applied above
     if (parts[0] == "model" && parts.size() > 1 && model_node.IsDefined() && model_node.IsMap())
       assign(model_node, parts, 1, o.value, o.path);
     else

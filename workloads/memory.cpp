@@ -1,6 +1,28 @@
 #include "workloads/memory.hpp"
 
 namespace cpsim {
+namespace {
+
+// KV cache one GPU keeps for one layer of `kind` (docs/heterogeneous-attention.md, "Memory"): its own tokens' K
+// and V, compressed entries for CSA/HCA, the whole sequence for DSA's AllGather-CP (every rank writes the full KV
+// back: N x), and a [B, H, d, d] state instead of KV for linear layers. Per token: 2 * d_c * s with MLA.
+double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const std::string& kind) {
+  const double s = sh.dtype_bytes, local = sh.tokens, all = local * in.parallel.cp;
+  const double per_token = 2 * (in.model.mla.d_c > 0 ? in.model.mla.d_c : sh.kv_width()) * s;
+  const AttentionSpec& a = in.model.attention;
+  double bytes = 0;
+  for (const auto& part : split_layer_kind(kind)) {
+    const std::string& algo = in.cp.algorithm(part);
+    if (part == "csa") bytes += local / a.csa_ratio * per_token;
+    else if (part == "hca") bytes += local / a.hca_ratio * per_token;
+    else if (part == "dsa") bytes += (algo == "allgather" ? all : local) * per_token;
+    else if (part == "linear") bytes += in.run.batch * sh.q_heads * double(sh.head_dim) * sh.head_dim * s;
+    else bytes += local * per_token;
+  }
+  return bytes;
+}
+
+}  // namespace
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   const ShardShape sh = shard_shape(in);
@@ -8,7 +30,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
   MemoryBreakdown m;
   m.weights_bytes = (in.model.layers * in.model.layer_params() + in.model.embedding_params()) / in.parallel.tp * s;
-  m.kv_cache_bytes = in.model.layers * t * 2 * sh.kv_width() * s;
+  for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
   m.activations_bytes =
       t * s * (2 * d + sh.q_width() + 2 * sh.kv_width() + 2 * 2 * sh.kv_width() + sh.q_width() + 2 * ffn);
   return m;

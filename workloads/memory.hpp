@@ -1,6 +1,6 @@
 // What one GPU must hold during a prefill (docs/model.md, "Memory"):
 //   weights     = (layers * layer_params + 2 * vocab * d_model) / tp * s
-//   kv_cache    = layers * tokens * 2 * d_kv_gpu * s                 (K and V of the GPU's own tokens, every layer)
+//   kv_cache    = sum over layers of the layer kind's cache (memory.cpp): tokens * 2 * d_kv_gpu * s for dense layers
 //   activations = tokens * s * (2*d_model + q_w + 2*d_kv_gpu          (residual + normed input, Q/K/V)
 //                               + 2 * 2*d_kv_gpu                      (two ring receive buffers: double buffering)
 //                               + q_w + 2*ffn/tp)                     (attention output, FFN gate+up)
