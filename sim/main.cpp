@@ -5,11 +5,13 @@
 //   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--shard I/N] [--traces]   run a parameter sweep
 //   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
 //   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
+//   cpsim volumes [--preset seed|mistral-swa] [--json] [--seq-len 1M] ...   CP bytes of every attention mode
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "sim/cmd_run.hpp"
 #include "sim/cmd_sweep.hpp"
+#include "sim/cmd_volumes.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
@@ -55,6 +57,18 @@ int main(int argc, char** argv) {
   engine_bench->add_option("--flows", bench_flows, "flows in the ring exchange")->capture_default_str();
   engine_bench->add_option("--bytes", bench_bytes, "payload of each flow")->capture_default_str();
 
+  cpsim::VolumesArgs volumes_args;
+  CLI::App* volumes = app.add_subcommand("volumes", "print the per-rank CP bytes of every attention mode (no simulation)");
+  volumes->add_option("--preset", volumes_args.preset, "seed (the seed's unified parameters) or mistral-swa")
+      ->capture_default_str();
+  volumes->add_flag("--json", volumes_args.json, "print JSON (bytes as integers)");
+  for (const char* name : {"seq-len", "cp", "batch", "dtype-bytes", "kv-width", "gate-width", "d-model", "heads",
+                           "head-dim", "n-win", "csa-ratio", "hca-ratio", "csa-top-k", "dsa-top-k", "moba-block",
+                           "moba-k"})
+    volumes->add_option_function<std::string>(
+        std::string("--") + name, [&volumes_args, name](const std::string& v) { volumes_args.values[name] = v; },
+        "override the preset's value");
+
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%l] %v");
@@ -67,5 +81,6 @@ int main(int argc, char** argv) {
   }
   if (*merge) return cpsim::merge_command(merge_dirs, output_dir);
   if (*engine_bench) return cpsim::engine_bench_command(scenario, bench_flows, bench_bytes);
+  if (*volumes) return cpsim::volumes_command(volumes_args);
   return cpsim::platform_command(scenario, xml_out);
 }

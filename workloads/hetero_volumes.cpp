@@ -75,7 +75,9 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
     v.formula = fmt::format("(N-1)/N * B*S * (c_kv + d_model*s)  [{}, c_kv={}, d_model={}]", common, ckv, p.d_model);
     v.seed_bytes = v.bytes;
     v.seed_formula = "(N-1)/N * S * (2*d_c + d_model) * s";
-    v.note = "every rank keeps the full KV (N x memory)";
+    v.note = fmt::format("KV {:.0f} B + hidden states {:.0f} B; every rank keeps the full KV (N x memory); the "
+                         "seed's share (75%) counts the KV part only",
+                         (n - 1) * local * ckv, (n - 1) * local * p.d_model * p.s);
   } else if ((kind == "csa" || kind == "dsa") && algorithm == "select-gather") {
     const double k = kind == "csa" ? p.csa_top_k : p.dsa_top_k;
     const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);

@@ -1,0 +1,49 @@
+#include "sim/cmd_volumes.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+
+#include "sim/units.hpp"
+#include "sim/volume_table.hpp"
+#include "sim/yaml_reader.hpp"
+
+namespace cpsim {
+namespace {
+
+// Applies `--name value` options onto the preset's parameters; a bad value is a one-line error naming the option.
+void apply(const std::map<std::string, std::string>& values, CommParams& p) {
+  const std::map<std::string, double*> fields = {
+      {"cp", &p.N},          {"batch", &p.B},           {"dtype-bytes", &p.s},        {"kv-width", &p.kv_width},
+      {"gate-width", &p.gate_width}, {"d-model", &p.d_model}, {"heads", &p.linear_heads},
+      {"head-dim", &p.linear_head_dim}, {"n-win", &p.n_win}, {"csa-ratio", &p.csa_ratio},
+      {"hca-ratio", &p.hca_ratio}, {"csa-top-k", &p.csa_top_k}, {"dsa-top-k", &p.dsa_top_k},
+      {"moba-block", &p.moba_block}, {"moba-k", &p.moba_top_k_blocks}};
+  for (const auto& [name, text] : values) {
+    if (name == "seq-len") {
+      const auto n = parse_count(text);
+      if (!n || *n == 0) throw InputError(fmt::format("--seq-len:1:1: seq-len: expected a count such as 128K, got '{}'", text));
+      p.S = static_cast<double>(*n);
+      continue;
+    }
+    const auto n = parse_count(text);
+    if (!n || *n == 0) throw InputError(fmt::format("--{0}:1:1: {0}: expected a positive integer, got '{1}'", name, text));
+    *fields.at(name) = static_cast<double>(*n);
+  }
+}
+
+}  // namespace
+
+int volumes_command(const VolumesArgs& args) {
+  try {
+    CommParams p = volume_preset_params(args.preset);
+    apply(args.values, p);
+    const VolumeTable t = volume_table(args.preset, p);
+    std::cout << (args.json ? volume_table_json(t) : volume_table_text(t));
+    return 0;
+  } catch (const InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace cpsim
