@@ -121,6 +121,21 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     auto& v = simulated[{g.layers()[l].kind, g.layers()[l].cp_algorithm}];
     for (double b : cp_received[l]) v = std::max(v, b);
   }
+  std::map<std::pair<std::string, std::string>, KindBreakdown> kinds;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    const LayerMetrics& lm = m.layers[l];
+    KindBreakdown& k = kinds[{lm.info.kind, lm.info.cp_algorithm}];
+    k.layer_kind = lm.info.kind;
+    k.cp_algorithm = lm.info.cp_algorithm;
+    ++k.layers;
+    k.time_s += lm.t_end_s - lm.t_start_s;
+    k.compute_s += lm.compute_s;
+    k.exposed_comm_s += lm.exposed_comm_s;
+    k.idle_s += lm.idle_s;
+    for (double b : cp_received[l]) k.cp_bytes_total += b;
+    k.cp_bytes_per_rank_per_layer = simulated[{lm.info.kind, lm.info.cp_algorithm}];
+  }
+  for (auto& [key, k] : kinds) m.by_kind.push_back(k);
   for (const auto& [key, bytes] : simulated) {
     VolumeRow row{key.first, key.second, bytes, std::nullopt, ""};
     if (auto f = cp_volume_per_rank(in, key.first, key.second)) {

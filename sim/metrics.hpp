@@ -40,12 +40,22 @@ struct VolumeRow {
   std::string formula;
 };
 
+// Time and bytes summed over the layers of one (kind, CP algorithm): where a mixed stack spends its time.
+struct KindBreakdown {
+  std::string layer_kind, cp_algorithm;
+  int layers = 0;
+  double time_s = 0, compute_s = 0, exposed_comm_s = 0, idle_s = 0;  // sums over its layers (critical GPU)
+  double cp_bytes_per_rank_per_layer = 0;  // max over ranks and layers
+  double cp_bytes_total = 0;               // all ranks, all its layers
+};
+
 struct Metrics {
   double makespan_s = 0;
   std::size_t tasks = 0, flows = 0;
   std::vector<LayerMetrics> layers;
   std::vector<RankMetrics> ranks;
   std::vector<VolumeRow> volumes;
+  std::vector<KindBreakdown> by_kind;
   std::array<double, kTrafficClasses> total_bytes{};
 };
 

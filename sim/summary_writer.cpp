@@ -45,7 +45,15 @@ json resolved_scenario_json(const Scenario& s) {
   json model = {{"name", m.name},         {"layers", m.layers},   {"d_model", m.d_model},
                 {"n_heads", m.n_heads},   {"n_kv_heads", m.n_kv_heads}, {"head_dim", m.head_dim},
                 {"ffn_dim", m.ffn_dim},   {"vocab", m.vocab},     {"sliding_window", m.sliding_window},
-                {"mla", {{"d_c", m.mla.d_c}, {"rope_dim", m.mla.rope_dim}}}};
+                {"mla", {{"d_c", m.mla.d_c}, {"rope_dim", m.mla.rope_dim}}},
+                {"attention",
+                 {{"pattern", m.attention.pattern}, {"csa_ratio", m.attention.csa_ratio},
+                  {"hca_ratio", m.attention.hca_ratio}, {"csa_top_k", m.attention.csa_top_k},
+                  {"dsa_top_k", m.attention.dsa_top_k}, {"moba_block", m.attention.moba_block},
+                  {"moba_top_k_blocks", m.attention.moba_top_k_blocks}}}};
+  json cp_plan = {{"dense", {{"algorithm", s.cp.dense.algorithm}, {"partition", partition_name(s.cp.dense.partition)}}}};
+  for (const auto& kind : attention_kinds())
+    if (kind != "dense") cp_plan[kind] = {{"algorithm", s.cp.algorithm(kind)}};
   return {{"name", s.name},
           {"file", s.file},
           {"model_file", s.model_file},
@@ -57,9 +65,7 @@ json resolved_scenario_json(const Scenario& s) {
             {"batch", s.run.batch},
             {"dtype", dtype_name(s.run.dtype)}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}}},
-          {"cp",
-           {{"dense",
-             {{"algorithm", s.cp.dense.algorithm}, {"partition", partition_name(s.cp.dense.partition)}}}}}};
+          {"cp", cp_plan}};
 }
 
 json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) {
@@ -83,6 +89,19 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                       {"idle_s", l.idle_s},
                       {"critical_gpu", l.critical_gpu}});
   j["layers"] = layers;
+
+  json kinds = json::array();
+  for (const auto& k : m.by_kind)
+    kinds.push_back({{"layer_kind", k.layer_kind},
+                     {"cp_algorithm", k.cp_algorithm},
+                     {"layers", k.layers},
+                     {"time_s", k.time_s},
+                     {"compute_s", k.compute_s},
+                     {"exposed_comm_s", k.exposed_comm_s},
+                     {"idle_s", k.idle_s},
+                     {"cp_bytes_per_rank_per_layer", bytes(k.cp_bytes_per_rank_per_layer)},
+                     {"cp_bytes_total", bytes(k.cp_bytes_total)}});
+  j["by_layer_kind"] = kinds;
 
   json ranks = json::array();
   for (const auto& r : m.ranks)
