@@ -1,5 +1,6 @@
 #include "sim/scenario.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -123,6 +124,7 @@ CpPlan read_cp(MapReader& r) {
   if (r.has("dense")) {
     MapReader d = r.map("dense");
     plan.dense.algorithm = d.choice_or("algorithm", algorithms_for("dense"), "ring");
+    plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
     const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
     plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
                            : part == "striped"  ? Partition::STRIPED
@@ -150,6 +152,23 @@ void check_plan(const Scenario& s, MapReader& top) {
   if ((kv >= tp && kv % tp != 0) || (kv < tp && tp % kv != 0)) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("tp", fmt::format("n_kv_heads ({}) and tp ({}) must divide one another", kv, tp));
+  }
+  const std::string& dense_algo = s.cp.dense.algorithm;
+  if (dense_algo == "ulysses" || dense_algo == "usp") {
+    // The all-to-all splits heads over the Ulysses degree: query heads must divide evenly; KV heads either divide
+    // evenly or are replicated (fewer KV heads than ranks, each rank taking one).
+    MapReader cp(top.self()["cp"], top.source(), "cp");
+    MapReader dense = cp.map("dense");
+    const int degree = dense_algo == "ulysses" ? s.parallel.cp : s.cp.dense.ulysses_degree;
+    if (dense_algo == "usp" && s.parallel.cp % degree != 0)
+      dense.fail("ulysses_degree", fmt::format("must divide cp ({}), got {}", s.parallel.cp, degree));
+    const int q_heads = s.model.n_heads / s.parallel.tp, kv_heads = std::max(1, s.model.n_kv_heads / s.parallel.tp);
+    if (q_heads % degree != 0)
+      dense.fail("algorithm", fmt::format("{} needs the query heads per GPU (n_heads/tp = {}) divisible by the Ulysses "
+                                          "degree ({})", dense_algo, q_heads, degree));
+    if (kv_heads % degree != 0 && degree % kv_heads != 0)
+      dense.fail("algorithm", fmt::format("{} needs the KV heads per GPU ({}) and the Ulysses degree ({}) to divide "
+                                          "one another", dense_algo, kv_heads, degree));
   }
   const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
   if (s.run.seq_len % parts != 0) {

@@ -8,6 +8,8 @@ const std::vector<LoweringEntry>& attention_lowerings() {
   static const std::vector<LoweringEntry> table = {
       {"dense", "ring", lower_dense_ring},
       {"dense", "allgather", lower_dense_allgather},
+      {"dense", "ulysses", lower_dense_ulysses},
+      {"dense", "usp", lower_dense_usp},
       {"swa", "boundary", lower_swa_boundary},
       {"swa", "allgather", lower_swa_allgather},
       {"hca", "local", lower_hca_local},

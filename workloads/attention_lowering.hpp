@@ -44,6 +44,8 @@ KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_ran
 // moba_attention, linear_attention).
 RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_boundary(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry);

@@ -25,7 +25,7 @@ const char* selection_name(BlockSelection s) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> volume_modes() {
-  return {{"dense", "ring"},          {"dense", "allgather"}, {"dsa", "allgather"}, {"swa", "boundary"},
+  return {{"dense", "ring"},          {"dense", "allgather"}, {"dense", "ulysses"}, {"dense", "usp"}, {"dsa", "allgather"}, {"swa", "boundary"},
           {"swa", "allgather"},       {"hca", "local"},       {"hca", "allgather"}, {"csa", "allgather"},
           {"csa", "select-gather"},   {"dsa", "select-gather"}, {"moba", "gather"}, {"linear", "lasp1"},
           {"linear", "lasp2"}};
@@ -45,6 +45,19 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
     v.seed_bytes = algorithm == "ring" ? p.B * p.S * ckv : v.bytes;
     v.seed_formula = algorithm == "ring" ? "S * c_kv" : "(N-1)/N * S * c_kv";
     if (algorithm == "ring") v.note = "the seed's summary table counts S*c_kv, the rank's own block included";
+  } else if (kind == "dense" && (algorithm == "ulysses" || algorithm == "usp")) {
+    // Heads per GPU: h_q = q_width / head_dim; the caller's kv_width is d_kv per GPU (kv heads x head_dim).
+    const double d = p.head_dim, hq = p.q_heads, hkv = p.kv_width / p.head_dim;
+    const double u = algorithm == "ulysses" ? n : p.ulysses_degree, rings = n / u;
+    const double kv_r = std::max(1.0, hkv / u);
+    const double a2a = (u - 1) * local * d * p.s * (2 * hq / u + 2 * kv_r);
+    const double ring = (rings - 1) * (p.B * p.S / rings) * 2 * kv_r * d * p.s;
+    v.primitive = algorithm == "ulysses" ? "all-to-all of Q, K, V and of O" : "all-to-all in Ulysses groups + ring across";
+    v.bytes = a2a + ring;
+    v.formula = fmt::format(
+        "(u-1) * B*S/N * d * s * (2*h_q/u + 2*max(1, h_kv/u)) + (N/u-1) * B*S*u/N * 2*max(1, h_kv/u)*d*s  "
+        "[{}, u={}, h_q={}, h_kv={}, d={}]",
+        common, u, hq, hkv, d);
   } else if (kind == "swa" && algorithm == "boundary") {
     v.primitive = "P2P from the left neighbour";
     v.bytes = p.B * std::min(p.n_win, p.S / n) * ckv;

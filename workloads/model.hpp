@@ -85,6 +85,7 @@ const char* partition_name(Partition p);
 struct DenseCpPlan {
   std::string algorithm = "ring";
   Partition partition = Partition::ZIGZAG;
+  int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
 };
 
 // Where MoBA's selected blocks live (heterogeneous-attention-cp.md, "负载均衡盲点"): spread evenly over the ranks,

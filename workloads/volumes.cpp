@@ -23,6 +23,9 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.dsa_top_k = a.dsa_top_k;
   p.moba_block = a.moba_block;
   p.moba_top_k_blocks = a.moba_top_k_blocks;
+  p.q_heads = sh.q_heads;
+  p.head_dim = sh.head_dim;
+  p.ulysses_degree = in.cp.dense.ulysses_degree;
   return p;
 }
 
