@@ -10,6 +10,7 @@
 #include "sim/atomic_file.hpp"
 #include "sim/sweep_metrics.hpp"
 #include "sim/sweep_progress.hpp"
+#include "sim/sweep_comparison.hpp"
 #include "sim/sweep_table.hpp"
 #include "sim/worker_pool.hpp"
 #include "sim/yaml_reader.hpp"
@@ -69,8 +70,14 @@ void write_outputs(const SweepRecord& r, const fs::path& dir) {
   csv.stream() << sweep_csv(r);
   AtomicFile json((dir / "sweep.json").string());
   json.stream() << sweep_json(r).dump(2) << "\n";
+  std::optional<AtomicFile> comparison;
+  if (const auto axis = comparison_axis(r); axis && !r.shard) {
+    comparison.emplace((dir / "comparison.csv").string());
+    comparison->stream() << comparison_csv(r, *axis);
+  }
   csv.commit();
   json.commit();
+  if (comparison) comparison->commit();
 }
 
 }  // namespace

@@ -1,0 +1,17 @@
+// Which candidate wins each point of a sweep: when one axis chooses between alternatives (a CP algorithm, a
+// contention mode), comparison.csv has one row per combination of the other axes, each candidate's makespan (or its
+// status when it could not run) and the fastest one. Derived from the sweep record, so a merge of shards writes
+// the same file.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "sim/sweep_table.hpp"
+
+namespace cpsim {
+
+// The axis compared: the first axis whose key ends in ".algorithm" or is "contention.mode"; nullopt if none.
+std::optional<std::size_t> comparison_axis(const SweepRecord& r);
+std::string comparison_csv(const SweepRecord& r, std::size_t axis);
+
+}  // namespace cpsim
