@@ -16,7 +16,7 @@
 #include "sim/trace_writer.hpp"
 #include "sim/units.hpp"
 #include "sim/yaml_reader.hpp"
-#include "workloads/prefill.hpp"
+#include "workloads/decode.hpp"
 
 namespace cpsim {
 namespace {
@@ -52,7 +52,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
 
     const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu};
-    const TaskGraph graph = generate_prefill(inputs, scenario.platform.gpu_count());
+    const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
     spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
                  scenario.parallel.cp * scenario.parallel.tp);
     const ExecutionResult result = execute(graph, scenario.platform);

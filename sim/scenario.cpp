@@ -102,9 +102,15 @@ ModelSpec read_model(MapReader& r) {
 
 RunSpec read_run(MapReader& r) {
   RunSpec run;
-  run.phase = r.choice_or("phase", {"prefill"}, "prefill");
-  run.seq_len = r.count("seq_len");
-  if (run.seq_len == 0) r.fail("seq_len", "must be positive");
+  run.phase = r.choice_or("phase", {"prefill", "decode"}, "prefill");
+  // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
+  const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
+  run.seq_len = r.count(length_key);
+  if (run.seq_len == 0) r.fail(length_key, "must be positive");
+  if (run.phase == "decode") {
+    run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
+    if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
+  }
   run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
   run.dtype = read_dtype(r);
   r.finish();
@@ -123,7 +129,9 @@ CpPlan read_cp(MapReader& r) {
   CpPlan plan;
   if (r.has("dense")) {
     MapReader d = r.map("dense");
-    plan.dense.algorithm = d.choice_or("algorithm", algorithms_for("dense"), "ring");
+    std::vector<std::string> dense_algorithms = algorithms_for("dense");
+    dense_algorithms.insert(dense_algorithms.end(), {"tree", "pass-q"});  // decode (workloads/decode.cpp)
+    plan.dense.algorithm = d.choice_or("algorithm", dense_algorithms, "ring");
     plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
     const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
     plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
@@ -169,6 +177,27 @@ void check_plan(const Scenario& s, MapReader& top) {
     if (kv_heads % degree != 0 && degree % kv_heads != 0)
       dense.fail("algorithm", fmt::format("{} needs the KV heads per GPU ({}) and the Ulysses degree ({}) to divide "
                                           "one another", dense_algo, kv_heads, degree));
+  }
+  const bool decode_algo = dense_algo == "tree" || dense_algo == "pass-q";
+  if (decode_algo != (s.run.phase == "decode")) {
+    const std::string message = decode_algo
+                                    ? fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo)
+                                    : fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo);
+    const YAML::Node cp = top.self()["cp"];
+    if (cp.IsMap() && cp["dense"].IsMap()) MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
+    MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
+  }
+  if (s.run.phase == "decode") {
+    for (const auto& kind : s.model.attention.pattern)
+      if (kind != "dense")
+        MapReader(top.self()["run"], top.source(), "run")
+            .fail("phase", fmt::format("decode is modelled for dense layers only; the model has {} layers", kind));
+    if (s.run.seq_len % s.parallel.cp != 0) {
+      MapReader run(top.self()["run"], top.source(), "run");
+      run.fail("context_len", fmt::format("the cached context ({}) must split evenly over cp = {}", s.run.seq_len,
+                                          s.parallel.cp));
+    }
+    return;
   }
   const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
   if (s.run.seq_len % parts != 0) {

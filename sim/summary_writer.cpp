@@ -62,6 +62,7 @@ json resolved_scenario_json(const Scenario& s) {
           {"run",
            {{"phase", s.run.phase},
             {"seq_len", s.run.seq_len},
+            {"new_tokens", s.run.new_tokens},
             {"batch", s.run.batch},
             {"dtype", dtype_name(s.run.dtype)}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}}},
@@ -76,6 +77,10 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   j["tasks"] = m.tasks;
   j["flows"] = m.flows;
   j["bytes_total"] = by_class(m.total_bytes);
+  if (s.run.phase == "decode")
+    j["decode"] = {{"context_len", s.run.seq_len},
+                   {"new_tokens", s.run.new_tokens},
+                   {"time_per_output_token_s", m.makespan_s / s.run.new_tokens}};
 
   json layers = json::array();
   for (const auto& l : m.layers)

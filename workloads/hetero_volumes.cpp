@@ -25,7 +25,7 @@ const char* selection_name(BlockSelection s) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> volume_modes() {
-  return {{"dense", "ring"},          {"dense", "allgather"}, {"dense", "ulysses"}, {"dense", "usp"}, {"dsa", "allgather"}, {"swa", "boundary"},
+  return {{"dense", "ring"},          {"dense", "allgather"}, {"dense", "ulysses"}, {"dense", "usp"}, {"dense", "tree"}, {"dense", "pass-q"}, {"dsa", "allgather"}, {"swa", "boundary"},
           {"swa", "allgather"},       {"hca", "local"},       {"hca", "allgather"}, {"csa", "allgather"},
           {"csa", "select-gather"},   {"dsa", "select-gather"}, {"moba", "gather"}, {"linear", "lasp1"},
           {"linear", "lasp2"}};
@@ -58,6 +58,21 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
         "(u-1) * B*S/N * d * s * (2*h_q/u + 2*max(1, h_kv/u)) + (N/u-1) * B*S*u/N * 2*max(1, h_kv/u)*d*s  "
         "[{}, u={}, h_q={}, h_kv={}, d={}]",
         common, u, hq, hkv, d);
+  } else if (kind == "dense" && algorithm == "tree") {
+    // Butterfly levels a rank receives in: log2 N, plus the fold-in step when N is not a power of two.
+    int levels = 0, pow2 = 1;
+    while (pow2 * 2 <= n) pow2 *= 2, ++levels;
+    if (pow2 < n) ++levels;
+    v.primitive = "tree all-reduce of (max, sum, numerator)";
+    v.bytes = levels * p.B * p.q_heads * (4 + 4 + p.head_dim * p.s);
+    v.formula = fmt::format("ceil-levels(N) * B * h_q * (4 + 4 + d*s)  [{}, levels={}, h_q={}, d={}]", common, levels,
+                            p.q_heads, p.head_dim);
+    v.note = "per decode step; max and sum in fp32";
+  } else if (kind == "dense" && algorithm == "pass-q") {
+    v.primitive = "Q around the ring (N-1 hops), partial outputs back to the owner";
+    v.bytes = (n - 1) * p.B * p.q_heads * (p.head_dim * p.s + 4);
+    v.formula = fmt::format("(N-1) * B * h_q * (d*s + 4)  [{}, h_q={}, d={}]", common, p.q_heads, p.head_dim);
+    v.note = "per decode step, received by the token's owner (O and an fp32 log-sum-exp per head)";
   } else if (kind == "swa" && algorithm == "boundary") {
     v.primitive = "P2P from the left neighbour";
     v.bytes = p.B * std::min(p.n_win, p.S / n) * ckv;

@@ -68,8 +68,9 @@ int dtype_bytes(Dtype d);
 const char* dtype_name(Dtype d);
 
 struct RunSpec {
-  std::string phase = "prefill";
-  std::uint64_t seq_len = 0;  // tokens per sequence (S)
+  std::string phase = "prefill";  // prefill | decode
+  std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
+  int new_tokens = 1;         // decode: output tokens generated (one decode step each)
   int batch = 1;
   Dtype dtype = Dtype::BF16;
 };

@@ -1,0 +1,158 @@
+#include "workloads/decode.hpp"
+
+#include "workloads/collectives.hpp"
+#include "workloads/rank_layout.hpp"
+#include "workloads/roofline.hpp"
+
+namespace cpsim {
+namespace {
+
+class DecodeBuilder {
+ public:
+  DecodeBuilder(const WorkloadInputs& in, int gpu_count)
+      : in_(in), sh_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
+
+  TaskGraph build() {
+    RankTasks ready(layout_.used_gpus());
+    for (int step = 0; step < in_.run.new_tokens; ++step)
+      for (int l = 0; l < in_.model.layers; ++l) ready = layer(step, ready);
+    return std::move(g_);
+  }
+
+ private:
+  double B() const { return in_.run.batch; }
+  double s() const { return sh_.dtype_bytes; }
+
+  KernelCost gemm(double k, double n) const {
+    const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * s();
+    return {kernel_time_s(in_.gpu, KernelClass::GEMM, in_.run.dtype, flops, bytes), flops, bytes};
+  }
+  // Partial attention of the B new queries over `kv_tokens` cached tokens per sequence (memory-bound: the KV read).
+  KernelCost partial_attention(double kv_tokens) const {
+    const double flops = 4 * B() * kv_tokens * sh_.q_heads * sh_.head_dim;
+    const double bytes = B() * kv_tokens * 2 * sh_.kv_width() * s() + 2 * B() * sh_.q_width() * s();
+    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtype, flops, bytes), flops, bytes};
+  }
+  TaskId compute(int gpu, const char* name, int layer, int step, const KernelCost& c, const std::vector<TaskId>& after) {
+    const TaskId t = g_.add_compute(gpu, name, layer, step, c.duration_s, c.flops, c.hbm_bytes);
+    g_.depend_all(t, after);
+    return t;
+  }
+
+  RankTasks layer(int step, const RankTasks& ready) {
+    const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
+    const int gpus = layout_.used_gpus();
+    const double d = in_.model.d_model;
+    const bool tree = in_.cp.dense.algorithm == "tree";
+    const int owner = step % in_.parallel.cp;  // pass-q: the CP rank holding this step's token
+    RankTasks out(gpus);
+    for (int tp = 0; tp < in_.parallel.tp; ++tp) {
+      const auto ring = layout_.cp_group(tp);
+      const int n = static_cast<int>(ring.size());
+      RankTasks entry(n);
+      for (int r = 0; r < n; ++r) entry[r] = ready[ring[r]];
+      const RankTasks attended = tree ? tree_layer(layer, ring, entry) : pass_q_layer(layer, ring, entry, owner);
+      for (int r = 0; r < n; ++r) out[ring[r]] = attended[r];
+    }
+    // Projections and FFN where the hidden state lives (every rank for tree, the owner for pass-q), with TP.
+    RankTasks after_o(gpus), after_ffn(gpus);
+    const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (!tree && layout_.coord(gpu).cp != owner) continue;
+      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d), out[gpu])};
+    }
+    after_o = tp_allreduce(layer, after_o, owner, tree, "tp allreduce attn");
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (!tree && layout_.coord(gpu).cp != owner) {
+        after_ffn[gpu] = out[gpu];
+        continue;
+      }
+      const KernelCost up = gemm(d, 2 * ffn), down = gemm(ffn, d);
+      after_ffn[gpu] = {compute(gpu, "ffn", layer, -1,
+                                {up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes},
+                                after_o[gpu])};
+    }
+    return tp_allreduce(layer, after_ffn, owner, tree, "tp allreduce ffn");
+  }
+
+  RankTasks tp_allreduce(int layer, const RankTasks& ready, int owner, bool tree, const char* name) {
+    if (in_.parallel.tp == 1) return ready;
+    RankTasks out = ready;
+    for (int c = 0; c < in_.parallel.cp; ++c) {
+      if (!tree && c != owner) continue;
+      const auto group = layout_.tp_group(c);
+      RankTasks group_ready;
+      for (int gpu : group) group_ready.push_back(ready[gpu]);
+      const RankTasks done = ring_allreduce(g_, group, B() * in_.model.d_model * s(), {Traffic::TP, name, layer}, group_ready);
+      for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
+    }
+    return out;
+  }
+
+  RankTasks tree_layer(int layer, const std::vector<int>& ring, const RankTasks& entry) {
+    const int n = static_cast<int>(ring.size());
+    const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
+    RankTasks partial(n);
+    for (int r = 0; r < n; ++r) {
+      const TaskId qkv = compute(ring[r], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width()), entry[r]);
+      partial[r] = {compute(ring[r], "partial attention", layer, 0, partial_attention(shard), {qkv})};
+    }
+    // The three softmax partials merge with an associative operator, so one tree carries them level by level.
+    const double heads = B() * sh_.q_heads;
+    RankTasks done(n);
+    for (const auto& [name, bytes] : {std::pair<const char*, double>{"tree max", heads * 4},
+                                      {"tree sum", heads * 4},
+                                      {"tree numerator", heads * sh_.head_dim * s()}}) {
+      const RankTasks reduced = tree_allreduce(g_, ring, bytes, {Traffic::CP, name, layer}, partial);
+      for (int r = 0; r < n; ++r) done[r].insert(done[r].end(), reduced[r].begin(), reduced[r].end());
+    }
+    for (int r = 0; r < n; ++r)
+      done[r] = {compute(ring[r], "merge partials", layer, 1, {0, 0, 0}, done[r])};
+    return done;
+  }
+
+  RankTasks pass_q_layer(int layer, const std::vector<int>& ring, const RankTasks& entry, int owner) {
+    const int n = static_cast<int>(ring.size());
+    const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
+    const double q_bytes = B() * sh_.q_width() * s(), partial_bytes = B() * sh_.q_heads * (sh_.head_dim * s() + 4);
+    RankTasks done = entry;
+    const TaskId qkv = compute(ring[owner], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width()), entry[owner]);
+    const TaskId own = compute(ring[owner], "partial attention", layer, 0, partial_attention(shard), {qkv});
+    std::vector<TaskId> merge_after = {own};
+    TaskId q_here = qkv;  // the Q arrived at the current rank
+    for (int k = 1; k < n; ++k) {
+      const int from = (owner + k - 1) % n, to = (owner + k) % n;
+      const TaskId hop = g_.add_flow(ring[from], ring[to], q_bytes, Traffic::CP, "pass-q q", layer, k);
+      g_.depend(hop, q_here);
+      g_.depend_all(hop, entry[to]);
+      const TaskId part = compute(ring[to], "partial attention", layer, k, partial_attention(shard), {hop});
+      const TaskId back = g_.add_flow(ring[to], ring[owner], partial_bytes, Traffic::CP, "pass-q partial out", layer, k);
+      g_.depend(back, part);
+      merge_after.push_back(back);
+      done[to] = {back};
+      done[from].push_back(hop);
+      q_here = hop;
+    }
+    const double merge_bytes = n * partial_bytes;
+    done[owner] = {compute(ring[owner], "merge partials", layer, n, {kernel_time_s(in_.gpu, KernelClass::MEMORY,
+                                                                                  in_.run.dtype, 0, merge_bytes),
+                                                                    0, merge_bytes},
+                           merge_after)};
+    return done;
+  }
+
+  const WorkloadInputs& in_;
+  ShardShape sh_;
+  RankLayout layout_;
+  TaskGraph g_;
+};
+
+}  // namespace
+
+TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) { return DecodeBuilder(in, gpu_count).build(); }
+
+TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
+  return in.run.phase == "decode" ? generate_decode(in, gpu_count) : generate_prefill(in, gpu_count);
+}
+
+}  // namespace cpsim
