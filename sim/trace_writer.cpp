@@ -153,7 +153,9 @@ class TraceBuilder {
       }
       const char* cat = t.traffic == Traffic::CP ? "cp_comm" : t.traffic == Traffic::TP ? "tp_comm" : "comm";
       const std::int64_t arrive = recv_start_ns(i);
-      const bool arrow = arrive > start;  // DevTools drops arrows whose ends share a timestamp
+      // DevTools drops arrows whose ends share a timestamp, and an arrow must end inside its receive slice, which
+      // has no extent when the payload takes under a nanosecond (a tree-decode max or sum).
+      const bool arrow = arrive > start && end > arrive;
       const std::string args =
           fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})", std::llround(t.bytes), t.gpu,
                       t.peer, t.layer, t.step, i);

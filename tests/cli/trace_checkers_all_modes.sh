@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every workload family writes a trace that passes both checkers of ../shared/tools/trace-check with the slice and
+# flow counts cpsim reports in summary.json: dense ring/Ulysses/USP, decode (tree, pass-q), heterogeneous kinds
+# (V4-like SWA+CSA/HCA, DSA, MoBA, LASP-1), gzip'd included. Oracle: cpsim's own accounting, read by two parsers.
+set -eu
+cpsim=$1; src=$2
+cd "$src"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$src/tests/trace_check/install.sh"
+n=0
+check() {
+  n=$((n + 1)); local out="$tmp/run$n"
+  "$cpsim" run "$@" -o "$out" >/dev/null 2>&1 || { echo "FAIL: cpsim run $*"; exit 1; }
+  local trace="$out/trace.json"
+  if [ -f "$out/trace.json.gz" ]; then gzip -dc "$out/trace.json.gz" > "$tmp/t$n.json"; trace="$tmp/t$n.json"; fi
+  /usr/bin/python3 "$src/build/trace-check/perfetto_json_lint.py" "$trace" --quiet > "$tmp/lint.json"
+  node "$src/build/trace-check/devtools_check.mjs" "$trace" > "$tmp/dev.json"
+  /usr/bin/python3 - "$out/summary.json" "$tmp/lint.json" "$tmp/dev.json" "$*" <<'PY'
+import json, sys
+summary, lint, dev = (json.load(open(p)) for p in sys.argv[1:4])
+t = summary["trace"]
+checks = {"lint errors": (lint["errors"], {}), "lint warnings": (lint["warnings"], {}),
+          "lint slices": (lint["slices"], t["slices"]), "devtools slices": (dev["slices"], t["slices"]),
+          "lint flows": (lint["flows_connected"], t["flows"]), "devtools flows": (dev["flows"], t["flows"])}
+bad = [f"{k}: {got} != {want}" for k, (got, want) in checks.items() if got != want]
+print(("FAIL " if bad else "ok   ") + sys.argv[4] + (": " + "; ".join(bad) if bad else f" ({t['slices']} slices, {t['flows']} flows)"))
+sys.exit(1 if bad else 0)
+PY
+}
+check scenarios/quickstart.yaml --set model.layers=2 --set cp.dense.algorithm=ulysses
+check scenarios/quickstart.yaml --set model.layers=2 --set cp.dense.algorithm=usp --set cp.dense.ulysses_degree=2
+check scenarios/decode-tree-vs-passq.yaml --set model.layers=2
+check scenarios/decode-tree-vs-passq.yaml --set model.layers=2 --set cp.dense.algorithm=pass-q
+check scenarios/v4-1m.yaml --set model.layers=4 --set platform.nodes=1 --set parallel.tp=1
+check scenarios/dsa-64k.yaml --set model.layers=2
+check scenarios/moba-skew.yaml --set model.layers=2
+check scenarios/quickstart.yaml --set model=models/linear-8b.yaml --set model.layers=2 --set cp.linear.algorithm=lasp1
