@@ -2,6 +2,7 @@
 //   cpsim run SCENARIO [-o DIR] [--set key.path=value]...   simulate; write summary.json and trace.json
 //   cpsim validate SCENARIO [--set ...]                     check a scenario without running it
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
+//   cpsim plan SCENARIO                                      print the rank-to-GPU placement and each group's links
 //   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--shard I/N] [--traces]   run a parameter sweep
 //   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
 //   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "sim/cmd_run.hpp"
+#include "sim/cmd_plan.hpp"
 #include "sim/cmd_sweep.hpp"
 #include "sim/cmd_volumes.hpp"
 
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   CLI::App* platform = app.add_subcommand("platform", "write the scenario's platform as SimGrid XML");
   add_scenario(platform);
   platform->add_option("--emit-xml", xml_out, "output XML file")->required();
+  CLI::App* plan = app.add_subcommand("plan", "print the rank-to-GPU placement and the links each group uses");
+  add_scenario(plan);
 
   cpsim::SweepArgs sweep_args;
   CLI::App* sweep = app.add_subcommand("sweep", "run a scenario over the product of its sweep: block and --axis lists");
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
 
   if (*run) return cpsim::run_command(scenario, output_dir);
   if (*validate) return cpsim::validate_command(scenario);
+  if (*plan) return cpsim::plan_command(scenario);
   if (*sweep) {
     sweep_args.scenario = scenario;
     return cpsim::sweep_command(sweep_args);

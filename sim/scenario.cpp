@@ -121,6 +121,23 @@ ParallelSpec read_parallel(MapReader& r) {
   ParallelSpec p;
   p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
   p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
+  p.dp = static_cast<int>(r.integer_or("dp", 1, 1));
+  p.pp = static_cast<int>(r.integer_or("pp", 1, 1));
+  if (r.has("order")) {
+    const YAML::Node list = r.node("order");
+    std::vector<std::string> order;
+    if (list.IsSequence())
+      for (const auto& item : list) order.push_back(item.IsScalar() ? item.Scalar() : "");
+    std::vector<std::string> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<std::string>{"cp", "dp", "pp", "tp"})
+      r.fail("order", "expected the four degrees innermost first, e.g. [tp, cp, pp, dp]");
+    // The simulation runs one (dp, pp) replica, so cp and tp must be the two innermost degrees.
+    if (!((order[0] == "tp" && order[1] == "cp") || (order[0] == "cp" && order[1] == "tp")))
+      r.fail("order", "cp and tp must be the two innermost degrees (dp and pp replicas lie outside them)");
+    p.order = order;
+    p.cp_inner = order[0] == "cp";
+  }
   r.finish();
   return p;
 }
@@ -151,6 +168,12 @@ void check_plan(const Scenario& s, MapReader& top) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("cp", fmt::format("cp x tp = {} x {} = {} GPUs, but the platform has {}", s.parallel.cp, s.parallel.tp,
                                gpus_needed, s.platform.gpu_count()));
+  }
+  if (gpus_needed * s.parallel.dp * s.parallel.pp > s.platform.gpu_count()) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail(s.parallel.dp > 1 ? "dp" : "pp",
+             fmt::format("dp x pp x cp x tp = {} GPUs, but the platform has {}",
+                         gpus_needed * s.parallel.dp * s.parallel.pp, s.platform.gpu_count()));
   }
   if (s.model.n_heads % s.parallel.tp != 0) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");

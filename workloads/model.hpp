@@ -78,6 +78,10 @@ struct RunSpec {
 struct ParallelSpec {
   int cp = 1;
   int tp = 1;
+  int dp = 1;  // replicas of the CP x TP group (placement only: every replica runs the same schedule)
+  int pp = 1;  // pipeline stages (placement only, as dp)
+  bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
+  std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
 };
 
 enum class Partition { CONTIGUOUS, ZIGZAG, STRIPED };

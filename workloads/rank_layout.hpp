@@ -1,5 +1,7 @@
-// Maps parallel ranks to GPUs. TP is innermost (consecutive GPUs, so a TP group stays inside a node's NVLink
-// domain), CP outside it: gpu = cp_rank * tp + tp_rank.
+// Maps parallel ranks to GPUs by parallel.order (innermost first). The default [tp, cp, pp, dp] keeps a TP group
+// on consecutive GPUs (one node's NVLink) and strides CP: gpu = cp_rank * tp + tp_rank; [cp, tp, ...] puts a CP
+// group on consecutive GPUs instead: gpu = tp_rank * cp + cp_rank. DP and PP replicas lie outside (the simulation
+// runs replica dp = pp = 0, GPUs [0, cp*tp)); a CP or TP group that spans nodes goes through the NICs.
 #pragma once
 #include <vector>
 
@@ -15,8 +17,15 @@ struct RankCoord {
 class RankLayout {
  public:
   explicit RankLayout(const ParallelSpec& p) : p_(p) {}
-  int gpu(int cp_rank, int tp_rank) const { return cp_rank * p_.tp + tp_rank; }
-  RankCoord coord(int gpu) const { return {gpu / p_.tp, gpu % p_.tp}; }
+  int gpu(int cp_rank, int tp_rank) const {
+    return p_.cp_inner ? tp_rank * p_.cp + cp_rank : cp_rank * p_.tp + tp_rank;
+  }
+  RankCoord coord(int gpu) const {
+    const int local = gpu % used_gpus();
+    return p_.cp_inner ? RankCoord{local % p_.cp, local / p_.cp} : RankCoord{local / p_.tp, local % p_.tp};
+  }
+  // Replica of a GPU: (dp, pp) ranks, in the order they nest outside the CP x TP group.
+  std::pair<int, int> replica(int gpu) const;
   int used_gpus() const { return p_.cp * p_.tp; }
   std::vector<int> cp_group(int tp_rank) const;  // GPUs of one CP ring, in CP-rank order
   std::vector<int> tp_group(int cp_rank) const;  // GPUs of one TP group, in TP-rank order

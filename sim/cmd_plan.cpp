@@ -1,0 +1,63 @@
+#include "sim/cmd_plan.hpp"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <set>
+
+#include "sim/scenario.hpp"
+#include "sim/yaml_reader.hpp"
+#include "workloads/rank_layout.hpp"
+
+namespace cpsim {
+namespace {
+
+// "NVLink (node 0)" when a group stays in one node, else "NIC rails (nodes 0-3)".
+std::string links_of(const Scenario& s, const std::vector<int>& gpus) {
+  std::set<int> nodes;
+  for (int g : gpus) nodes.insert(s.platform.gpus[g].node);
+  if (nodes.size() == 1) return fmt::format("NVLink (node {})", *nodes.begin());
+  return fmt::format("NIC rails across {} nodes ({}..{})", nodes.size(), *nodes.begin(), *nodes.rbegin());
+}
+
+std::string list(const std::vector<int>& v) {
+  std::string out;
+  for (int x : v) out += (out.empty() ? "" : " ") + std::to_string(x);
+  return out;
+}
+
+}  // namespace
+
+int plan_command(const ScenarioArgs& args) {
+  try {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    const ParallelSpec& p = s.parallel;
+    const RankLayout layout(p);
+    const int replica_gpus = layout.used_gpus();
+    std::string order;
+    for (const auto& o : p.order) order += (order.empty() ? "" : ", ") + o;
+    std::cout << fmt::format("{}: dp {} x pp {} x cp {} x tp {} = {} of {} GPUs, order [{}] (innermost first)\n\n",
+                             s.name, p.dp, p.pp, p.cp, p.tp, replica_gpus * p.dp * p.pp, s.platform.gpu_count(), order);
+    std::cout << fmt::format("{:>5} {:>5} {:>6} {:>4} {:>4} {:>4} {:>4}\n", "gpu", "node", "local", "dp", "pp", "cp", "tp");
+    for (int gpu = 0; gpu < replica_gpus * p.dp * p.pp; ++gpu) {
+      const auto c = layout.coord(gpu);
+      const auto [dp, pp] = layout.replica(gpu);
+      std::cout << fmt::format("{:>5} {:>5} {:>6} {:>4} {:>4} {:>4} {:>4}\n", gpu, s.platform.gpus[gpu].node,
+                               s.platform.gpus[gpu].local_gpu, dp, pp, c.cp, c.tp);
+    }
+    std::cout << "\nsimulated replica (dp 0, pp 0):\n";
+    for (int tp = 0; tp < p.tp; ++tp) {
+      const auto g = layout.cp_group(tp);
+      std::cout << fmt::format("  CP group tp{}: gpus {}  -> {}\n", tp, list(g), links_of(s, g));
+    }
+    for (int cp = 0; cp < p.cp; ++cp) {
+      const auto g = layout.tp_group(cp);
+      std::cout << fmt::format("  TP group cp{}: gpus {}  -> {}\n", cp, list(g), links_of(s, g));
+    }
+    return 0;
+  } catch (const InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace cpsim
