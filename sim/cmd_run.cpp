@@ -10,6 +10,7 @@
 #include "sim/atomic_file.hpp"
 #include "sim/executor.hpp"
 #include "sim/executor_raw_ring.hpp"
+#include "sim/cmd_run_auto.hpp"
 #include "sim/metrics.hpp"
 #include "sim/scenario.hpp"
 #include "sim/summary_writer.hpp"
@@ -48,8 +49,10 @@ void log_headline(const Scenario& s, const Metrics& m) {
 
 int run_command(const ScenarioArgs& args, const std::string& output_dir) {
   return guarded([&] {
-    const Scenario scenario = load_scenario(args.file, args.overrides);
+    Scenario scenario = load_scenario(args.file, args.overrides);
     const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
+    std::optional<AutoChoice> auto_choice;
+    if (scenario.cp.dense.algorithm == "auto") auto_choice = resolve_auto_algorithm(scenario);
 
     const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu};
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
@@ -69,7 +72,9 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
       trace = write_trace(trace_file->stream(), scenario, graph, result);
     }
     AtomicFile summary(dir + "/summary.json");
-    summary.stream() << summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr).dump(2) << "\n";
+    auto summary_doc = summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr);
+    if (auto_choice) summary_doc["cp_auto"] = auto_choice_json(*auto_choice);
+    summary.stream() << summary_doc.dump(2) << "\n";
     if (trace_file) trace_file->commit();
     summary.commit();
     log_headline(scenario, metrics);

@@ -107,6 +107,7 @@ RunSpec read_run(MapReader& r) {
   const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
+  if (run.phase == "prefill") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
   if (run.phase == "decode") {
     run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
     if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
@@ -147,7 +148,10 @@ CpPlan read_cp(MapReader& r) {
   if (r.has("dense")) {
     MapReader d = r.map("dense");
     std::vector<std::string> dense_algorithms = algorithms_for("dense");
-    dense_algorithms.insert(dense_algorithms.end(), {"tree", "pass-q"});  // decode (workloads/decode.cpp)
+    dense_algorithms.insert(dense_algorithms.end(), {"tree", "auto"});  // tree: decode; auto: resolved per run
+    plan.dense.auto_miss_rate_threshold = d.number_or("auto_miss_rate_threshold", 0.05);
+    if (plan.dense.auto_miss_rate_threshold < 0 || plan.dense.auto_miss_rate_threshold > 1)
+      d.fail("auto_miss_rate_threshold", "must be between 0 and 1");
     plan.dense.algorithm = d.choice_or("algorithm", dense_algorithms, "ring");
     plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
     const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
@@ -201,11 +205,11 @@ void check_plan(const Scenario& s, MapReader& top) {
       dense.fail("algorithm", fmt::format("{} needs the KV heads per GPU ({}) and the Ulysses degree ({}) to divide "
                                           "one another", dense_algo, kv_heads, degree));
   }
-  const bool decode_algo = dense_algo == "tree" || dense_algo == "pass-q";
-  if (decode_algo != (s.run.phase == "decode")) {
-    const std::string message = decode_algo
-                                    ? fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo)
-                                    : fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo);
+  const bool decode = s.run.phase == "decode";
+  const bool allowed = decode ? (dense_algo == "tree" || dense_algo == "pass-q") : dense_algo != "tree";
+  if (!allowed) {
+    const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo)
+                                       : fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo);
     const YAML::Node cp = top.self()["cp"];
     if (cp.IsMap() && cp["dense"].IsMap()) MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
     MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
@@ -222,6 +226,10 @@ void check_plan(const Scenario& s, MapReader& top) {
     }
     return;
   }
+  if (s.run.cached_tokens % s.parallel.cp != 0)
+    MapReader(top.self()["run"], top.source(), "run")
+        .fail("cached_tokens", fmt::format("the cached KV ({} tokens) must split evenly over cp = {}",
+                                           s.run.cached_tokens, s.parallel.cp));
   const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
   if (s.run.seq_len % parts != 0) {
     MapReader run(top.self()["run"], top.source(), "run");

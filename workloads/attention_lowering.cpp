@@ -10,6 +10,7 @@ const std::vector<LoweringEntry>& attention_lowerings() {
       {"dense", "allgather", lower_dense_allgather},
       {"dense", "ulysses", lower_dense_ulysses},
       {"dense", "usp", lower_dense_usp},
+      {"dense", "pass-q", lower_dense_pass_q},
       {"swa", "boundary", lower_swa_boundary},
       {"swa", "allgather", lower_swa_allgather},
       {"hca", "local", lower_hca_local},
@@ -40,12 +41,16 @@ std::vector<std::string> algorithms_for(const std::string& kind) {
 
 KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank) {
   const WorkloadInputs& in = ctx.in;
+  // New tokens attend causally to the new tokens of kv_rank and fully to its share of the persistent cache.
+  const double cached = double(in.run.cached_tokens) / in.parallel.cp;
   const double pairs =
-      in.run.batch * causal_pairs(in.cp.dense.partition, in.run.seq_len, in.parallel.cp, q_rank, kv_rank);
+      in.run.batch * (causal_pairs(in.cp.dense.partition, in.run.seq_len, in.parallel.cp, q_rank, kv_rank) +
+                      cached * double(in.run.seq_len) / in.parallel.cp);
   if (pairs == 0) return {};
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * sh.q_heads * sh.head_dim;  // QK^T and PV: 2 flops per multiply-add each
-  const double bytes = sh.tokens * (2 * sh.q_width() + 2 * sh.kv_width()) * sh.dtype_bytes;
+  const double kv_tokens = sh.tokens + in.run.batch * cached;
+  const double bytes = (2 * sh.tokens * sh.q_width() + 2 * kv_tokens * sh.kv_width()) * sh.dtype_bytes;
   return {kernel_time_s(in.gpu, KernelClass::ATTENTION, in.run.dtype, flops, bytes), flops, bytes};
 }
 

@@ -46,6 +46,7 @@ RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_pass_q(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_boundary(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry);

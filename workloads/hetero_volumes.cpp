@@ -38,7 +38,15 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
   ModeVolume v;
   v.kind = kind;
   v.algorithm = algorithm;
-  if (kind == "dense" && (algorithm == "ring" || algorithm == "allgather")) {
+  if (kind == "dense" && algorithm == "ring" && p.cached > 0) {
+    v.primitive = "ring P2P, N-1 steps (pass-KV, cached + new KV)";
+    v.bytes = (n - 1) * p.B * (p.S + p.cached) / n * ckv;
+    v.formula = fmt::format("(N-1)/N * B*(S + cached) * c_kv  [{}, cached={}, c_kv={}]", common, p.cached, ckv);
+  } else if (kind == "dense" && algorithm == "pass-q" && !p.decode) {
+    v.primitive = "Q around the ring (pass-Q), partial outputs back to their owners";
+    v.bytes = (n - 1) * local * (2 * p.q_heads * p.head_dim * p.s + 4 * p.q_heads);
+    v.formula = fmt::format("(N-1)/N * B*S * (2*h_q*d*s + 4*h_q)  [{}, h_q={}, d={}]", common, p.q_heads, p.head_dim);
+  } else if (kind == "dense" && (algorithm == "ring" || algorithm == "allgather")) {
     v.primitive = algorithm == "ring" ? "ring P2P, N-1 steps" : "AllGather";
     v.bytes = (n - 1) * local * ckv;
     v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common, ckv);

@@ -71,6 +71,7 @@ struct RunSpec {
   std::string phase = "prefill";  // prefill | decode
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
   int new_tokens = 1;         // decode: output tokens generated (one decode step each)
+  std::uint64_t cached_tokens = 0;  // prefill: tokens already in the persistent KV cache (sharded over CP ranks)
   int batch = 1;
   Dtype dtype = Dtype::BF16;
 };
@@ -91,6 +92,7 @@ struct DenseCpPlan {
   std::string algorithm = "ring";
   Partition partition = Partition::ZIGZAG;
   int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
+  double auto_miss_rate_threshold = 0.05;  // auto: pass-Q below this KV miss rate T / (T + cached), else pass-KV
 };
 
 // Where MoBA's selected blocks live (heterogeneous-attention-cp.md, "负载均衡盲点"): spread evenly over the ranks,

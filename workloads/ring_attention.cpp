@@ -38,7 +38,9 @@ namespace cpsim {
 
 RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry) {
   RankTasks out(entry.size());
-  const RingAttentionSpec spec{ctx.layer, ctx.shape.tokens * 2 * ctx.shape.kv_width() * ctx.shape.dtype_bytes,
+  // A rank's block: the K and V of its new tokens and of its share of the persistent cache (run.cached_tokens).
+  const double block_tokens = ctx.shape.tokens + ctx.in.run.batch * double(ctx.in.run.cached_tokens) / ctx.in.parallel.cp;
+  const RingAttentionSpec spec{ctx.layer, block_tokens * 2 * ctx.shape.kv_width() * ctx.shape.dtype_bytes,
                                [&ctx](int q, int kv) { return dense_attention_block(ctx, q, kv); }};
   for (int tp = 0; tp < ctx.in.parallel.tp; ++tp) {
     const auto ring = ctx.layout.cp_group(tp);

@@ -26,6 +26,8 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.q_heads = sh.q_heads;
   p.head_dim = sh.head_dim;
   p.ulysses_degree = in.cp.dense.ulysses_degree;
+  p.cached = static_cast<double>(in.run.cached_tokens);
+  p.decode = in.run.phase == "decode";
   return p;
 }
 

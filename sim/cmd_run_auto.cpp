@@ -1,0 +1,75 @@
+#include "sim/cmd_run_auto.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <stdexcept>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sim/executor.hpp"
+#include "workloads/decode.hpp"
+
+namespace cpsim {
+namespace {
+
+// Simulates `s` with `algorithm` in a forked child and returns its makespan.
+double simulate_in_child(Scenario s, const std::string& algorithm) {
+  s.cp.dense.algorithm = algorithm;
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(fds[0]);
+    double makespan = -1;
+    try {
+      const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
+      makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform).makespan_s;
+    } catch (...) {
+    }
+    const ssize_t written = ::write(fds[1], &makespan, sizeof makespan);
+    ::_exit(written == sizeof makespan && makespan >= 0 ? 0 : 1);
+  }
+  ::close(fds[1]);
+  double makespan = -1;
+  const ssize_t got = ::read(fds[0], &makespan, sizeof makespan);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (got != sizeof makespan || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("simulating the " + algorithm + " candidate of cp.dense.algorithm auto failed");
+  return makespan;
+}
+
+}  // namespace
+
+AutoChoice resolve_auto_algorithm(Scenario& s) {
+  AutoChoice c;
+  const double T = double(s.run.seq_len), P = double(s.run.cached_tokens);
+  c.miss_rate = T / (T + P);
+  c.threshold = s.cp.dense.auto_miss_rate_threshold;
+  c.chosen = c.miss_rate < c.threshold ? "pass-q" : "ring";
+  c.reason = fmt::format("KV miss rate T/(T+cached) = {}/({}+{}) = {:.4f} is {} the threshold {}: {}", T, T, P,
+                         c.miss_rate, c.miss_rate < c.threshold ? "below" : "at or above", c.threshold,
+                         c.chosen == "pass-q" ? "pass Q (the new queries are smaller than the KV)"
+                                              : "pass KV (ring attention)");
+  for (const char* candidate : {"ring", "pass-q"}) c.candidate_makespan_s[candidate] = simulate_in_child(s, candidate);
+  s.cp.dense.algorithm = c.chosen;
+  spdlog::info("auto: {} (ring {:.6g} s, pass-q {:.6g} s simulated)", c.reason, c.candidate_makespan_s["ring"],
+               c.candidate_makespan_s["pass-q"]);
+  return c;
+}
+
+nlohmann::ordered_json auto_choice_json(const AutoChoice& c) {
+  const double ring = c.candidate_makespan_s.at("ring"), pass_q = c.candidate_makespan_s.at("pass-q");
+  return {{"miss_rate", c.miss_rate},
+          {"threshold", c.threshold},
+          {"chosen", c.chosen},
+          {"reason", c.reason},
+          {"candidates_makespan_s", {{"ring", ring}, {"pass-q", pass_q}}},
+          {"simulated_faster", ring <= pass_q ? "ring" : "pass-q"}};
+}
+
+}  // namespace cpsim
