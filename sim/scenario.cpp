@@ -102,12 +102,12 @@ ModelSpec read_model(MapReader& r) {
 
 RunSpec read_run(MapReader& r) {
   RunSpec run;
-  run.phase = r.choice_or("phase", {"prefill", "decode"}, "prefill");
+  run.phase = r.choice_or("phase", {"prefill", "decode", "train"}, "prefill");
   // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
   const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
-  if (run.phase == "prefill") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
+  if (run.phase != "decode") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
   if (run.phase == "decode") {
     run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
     if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
@@ -213,6 +213,18 @@ void check_plan(const Scenario& s, MapReader& top) {
     const YAML::Node cp = top.self()["cp"];
     if (cp.IsMap() && cp["dense"].IsMap()) MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
     MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
+  }
+  if (s.run.phase == "train") {
+    for (const auto& kind : s.model.attention.pattern)
+      if (kind != "dense")
+        MapReader(top.self()["run"], top.source(), "run")
+            .fail("phase", fmt::format("training is modelled for dense layers only; the model has {} layers", kind));
+    if (dense_algo != "ring" && dense_algo != "ulysses" && dense_algo != "allgather")
+      MapReader(top.self()["run"], top.source(), "run")
+          .fail("phase", fmt::format("training is modelled for cp.dense.algorithm ring, ulysses or allgather, got {}",
+                                     dense_algo));
+    if (s.run.cached_tokens > 0)
+      MapReader(top.self()["run"], top.source(), "run").fail("cached_tokens", "training has no persistent KV cache");
   }
   if (s.run.phase == "decode") {
     for (const auto& kind : s.model.attention.pattern)

@@ -20,6 +20,7 @@ struct LayerContext {
   const ShardShape& shape;
   const RankLayout& layout;
   int layer = -1;
+  double backward_scale = 1;  // > 1: the backward pass (attention kernels cost this multiple of the forward)
 };
 
 // `entry[gpu]`: tasks after which that GPU's Q, K, V exist. Returns per GPU the tasks after which its attention
@@ -47,6 +48,8 @@ RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_pass_q(LayerContext& ctx, const RankTasks& entry);
+// Training: the backward pass of the dense ring, ulysses or allgather lowering (train_attention.cpp).
+RankTasks lower_dense_backward(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_boundary(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry);

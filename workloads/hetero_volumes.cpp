@@ -66,6 +66,19 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
         "(u-1) * B*S/N * d * s * (2*h_q/u + 2*max(1, h_kv/u)) + (N/u-1) * B*S*u/N * 2*max(1, h_kv/u)*d*s  "
         "[{}, u={}, h_q={}, h_kv={}, d={}]",
         common, u, hq, hkv, d);
+  } else if (kind == "dense" && algorithm == "ring-backward") {
+    v.primitive = "ring P2P of K, V with dK, dV (N-1 steps) + dK, dV home";
+    v.bytes = (2 * (n - 1) + 1) * local * ckv;
+    v.formula = fmt::format("(2(N-1) + 1) * B*S/N * c_kv  [{}, c_kv={}]", common, ckv);
+  } else if (kind == "dense" && algorithm == "allgather-backward") {
+    v.primitive = "AllGather of K, V + reduce-scatter of dK, dV";
+    v.bytes = 2 * (n - 1) * local * ckv;
+    v.formula = fmt::format("2 * (N-1)/N * B*S * c_kv  [{}, c_kv={}]", common, ckv);
+  } else if (kind == "dense" && algorithm == "ulysses-backward") {
+    auto fwd = mode_volume(p, "dense", "ulysses");
+    v.primitive = "all-to-all of dO, then of dQ, dK, dV";
+    v.bytes = fwd->bytes;
+    v.formula = fwd->formula;
   } else if (kind == "dense" && algorithm == "tree") {
     // Butterfly levels a rank receives in: log2 N, plus the fold-in step when N is not a power of two.
     int levels = 0, pow2 = 1;

@@ -33,6 +33,8 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
   m.activations_bytes =
       t * s * (2 * d + sh.q_width() + 2 * sh.kv_width() + 2 * 2 * sh.kv_width() + sh.q_width() + 2 * ffn);
+  // Training keeps every layer's activations for the backward pass (no recomputation).
+  if (in.run.phase == "train") m.activations_bytes *= in.model.layers;
   return m;
 }
 

@@ -39,6 +39,8 @@ class PrefillBuilder {
       ready = layer(l, ready);
       if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
     }
+    if (in_.run.phase == "train")  // training: the backward pass, last layer first
+      for (int l = in_.model.layers - 1; l >= 0; --l) ready = layer_backward(l, ready);
     return std::move(g_);
   }
 
@@ -61,6 +63,35 @@ class PrefillBuilder {
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;
+  }
+
+  static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }
+
+  // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
+  // the attention backward follows the CP algorithm (train_attention.cpp), TP all-reduces mirror the forward.
+  RankTasks layer_backward(int index, const RankTasks& ready) {
+    const int layer = g_.add_layer(in_.model.layer_kind(index), in_.cp.dense.algorithm + "-backward");
+    const int gpus = layout_.used_gpus();
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
+    RankTasks after_ffn(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
+      after_ffn[gpu] = {compute(gpu, "ffn backward", layer,
+                                twice({up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes}),
+                                ready[gpu])};
+    }
+    const RankTasks after_ar = tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn backward");
+    RankTasks after_o(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu)
+      after_o[gpu] = {compute(gpu, "o_proj backward", layer, twice(gemm(in_, t, shape_.q_width(), d)), after_ar[gpu])};
+    LayerContext ctx{g_, in_, shape_, layout_, layer};
+    const RankTasks after_attn = lower_dense_backward(ctx, after_o);
+    RankTasks after_qkv(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu)
+      after_qkv[gpu] = {compute(gpu, "qkv_proj backward", layer,
+                                twice(gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width())), after_attn[gpu])};
+    return tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
   }
 
   RankTasks layer(int index, const RankTasks& ready) {

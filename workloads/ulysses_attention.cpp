@@ -47,11 +47,13 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
     const RankTasks scattered = pairwise_alltoall(ctx.graph, gpus, qkv_pair_bytes(ctx, n),
                                                   {Traffic::CP, "ulysses qkv all-to-all", ctx.layer}, in);
     RankTasks attended(n);
-    const KernelCost c = heads_attention_cost(ctx, B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n, B * S, B * S,
-                                              kv_heads_per_rank(ctx, n));
+    KernelCost c = heads_attention_cost(ctx, B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n, B * S, B * S,
+                                        kv_heads_per_rank(ctx, n));
+    c = {c.duration_s * ctx.backward_scale, c.flops * ctx.backward_scale, c.hbm_bytes * ctx.backward_scale};
     for (int r = 0; r < n; ++r) {
       attended[r] = scattered[r];
-      attended[r].push_back(add_kernel(ctx, gpus[r], "attention", 0, c, scattered[r]));
+      attended[r].push_back(
+          add_kernel(ctx, gpus[r], ctx.backward_scale > 1 ? "attention backward" : "attention", 0, c, scattered[r]));
     }
     return pairwise_alltoall(ctx.graph, gpus, out_pair_bytes(ctx, n), {Traffic::CP, "ulysses out all-to-all", ctx.layer},
                              attended);

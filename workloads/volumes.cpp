@@ -32,9 +32,16 @@ CommParams comm_params(const WorkloadInputs& in) {
 }
 
 std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const std::string& kind,
-                                                const std::string& /*cp_algorithm*/) {
+                                                const std::string& cp_algorithm) {
   const CommParams p = comm_params(in);
   VolumeFormula out;
+  const std::string backward = "-backward";
+  if (cp_algorithm.size() > backward.size() &&
+      cp_algorithm.compare(cp_algorithm.size() - backward.size(), backward.size(), backward) == 0) {
+    const auto v = mode_volume(p, kind, cp_algorithm);
+    if (!v) return std::nullopt;
+    return VolumeFormula{v->bytes, kind + "/" + cp_algorithm + ": " + v->formula};
+  }
   for (const auto& part : split_layer_kind(kind)) {
     const auto v = mode_volume(p, part, in.cp.algorithm(part), part == "moba" ? in.cp.moba : MobaCpPlan{});
     if (!v) return std::nullopt;
