@@ -106,3 +106,33 @@ TEST_CASE("collectives: tree all-reduce on 6 ranks folds the extra ranks in and 
   CHECK(r.flows == 2u + 4 * 2 + 2);  // fold, 2 butterfly levels over 4 ranks, unfold
   CHECK(r.makespan_s == Approx(4 * (kLatency_s + bytes / kBw_Bps)).epsilon(1e-9));
 }
+
+TEST_CASE("collectives: direct reduce-scatter shares each port among n-1 flows", "[collectives][oracle]") {
+  const double bytes = 80e6;
+  const auto r = run_alone(4, [&](auto& g, auto& gpus, auto& tag, auto& ready) {
+    return direct_reduce_scatter(g, gpus, bytes, tag, ready);
+  });
+  CHECK(r.received_bytes[2] == 3 * bytes / 4);
+  CHECK(r.makespan_s == Approx(kLatency_s + 3 * bytes / 4 / kBw_Bps).epsilon(1e-9));  // a + (n-1) b/(nB)
+}
+
+TEST_CASE("collectives: hierarchical all-gather, NVLink inside the node then the NIC rails", "[collectives][oracle]") {
+  // Two HGX nodes, 4 ranks each (gpus 0-3 and 8-11): a ring inside each node (3 steps of one block over NVLink,
+  // 450 GB/s, 2 us), then, between the two nodes, one step carrying the node's 4 blocks over one NIC (rail-aligned:
+  // 50 GB/s, the route latency read from the platform). Each rank receives 7 blocks.
+  const double block = 8e6;
+  const Scenario s = test::scenario_from(test::kSmallScenario, {"platform.nodes=2"});
+  TaskGraph g(s.platform.gpu_count());
+  const std::vector<int> gpus = {0, 1, 2, 3, 8, 9, 10, 11};
+  hierarchical_allgather(g, gpus, 2, block, {Traffic::CP, "hier", -1}, RankTasks(8));
+  const ExecutionResult result = execute(g, s.platform);
+  std::vector<double> received(s.platform.gpu_count(), 0);
+  double nic_latency = 0;
+  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+    received[g.tasks()[i].peer] += g.tasks()[i].bytes;
+    if (g.tasks()[i].gpu == 0 && g.tasks()[i].peer == 8) nic_latency = result.routes[result.route_of_task[i]].latency_s;
+  }
+  CHECK(received[9] == 7 * block);
+  CHECK(result.makespan_s ==
+        Approx(3 * (kLatency_s + block / kBw_Bps) + nic_latency + 4 * block / s.platform.nic_bw_Bps).epsilon(1e-9));
+}

@@ -1,5 +1,7 @@
 #include "workloads/collectives.hpp"
 
+#include <algorithm>
+
 namespace cpsim {
 
 RankTasks run_steps(TaskGraph& g, const std::vector<int>& gpus, const std::vector<std::vector<StepMessage>>& steps,
@@ -67,6 +69,36 @@ RankTasks ring_reduce_scatter(TaskGraph& g, const std::vector<int>& gpus, double
   const int n = static_cast<int>(gpus.size());
   if (n == 1) return ready;
   return run_steps(g, gpus, shifted_steps(n, bytes / n, true), tag, ready);
+}
+
+RankTasks direct_reduce_scatter(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
+                                const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  std::vector<std::vector<StepMessage>> steps(1);
+  for (int r = 0; r < n; ++r)
+    for (int k = 1; k < n; ++k) steps[0].push_back({r, (r + k) % n, bytes / n});
+  return run_steps(g, gpus, steps, tag, ready);
+}
+
+RankTasks hierarchical_allgather(TaskGraph& g, const std::vector<int>& gpus, int nodes, double bytes_per_rank,
+                                 const CollectiveTag& tag, const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size()), m = n / nodes;
+  RankTasks done = ready;
+  for (int node = 0; node < nodes; ++node) {  // inside each node
+    const std::vector<int> local(gpus.begin() + node * m, gpus.begin() + (node + 1) * m);
+    const RankTasks in(done.begin() + node * m, done.begin() + (node + 1) * m);
+    const RankTasks out = ring_allgather(g, local, bytes_per_rank, tag, in);
+    std::copy(out.begin(), out.end(), done.begin() + node * m);
+  }
+  for (int i = 0; i < m; ++i) {  // across nodes, rank i of every node
+    std::vector<int> ring;
+    RankTasks in;
+    for (int node = 0; node < nodes; ++node) ring.push_back(gpus[node * m + i]), in.push_back(done[node * m + i]);
+    const RankTasks out = ring_allgather(g, ring, m * bytes_per_rank, tag, in);
+    for (int node = 0; node < nodes; ++node) done[node * m + i] = out[node];
+  }
+  return done;
 }
 
 RankTasks pairwise_alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair,

@@ -55,6 +55,18 @@ RankTasks direct_allgather(TaskGraph& g, const std::vector<int>& gpus, double by
 RankTasks ring_reduce_scatter(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
                               const RankTasks& ready);
 
+// Direct reduce-scatter: one step in which every rank sends each other rank that rank's 1/n of its buffer.
+// Each rank receives (n-1)/n * bytes. Time with one port per GPU: a + (n-1) * bytes / (n * B).
+RankTasks direct_reduce_scatter(TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,
+                                const RankTasks& ready);
+
+// Hierarchical all-gather over `nodes` groups of consecutive ranks (`gpus` ordered node by node, equal sizes m):
+// a ring all-gather inside each node, then a ring all-gather across nodes between ranks of the same local index,
+// each carrying the m blocks its node gathered. Every rank receives (n-1) * bytes_per_rank.
+// Time: (m-1)(a_in + b/B_in) + (nodes-1)(a_out + m*b/B_out).
+RankTasks hierarchical_allgather(TaskGraph& g, const std::vector<int>& gpus, int nodes, double bytes_per_rank,
+                                 const CollectiveTag& tag, const RankTasks& ready);
+
 // Pairwise all-to-all: n-1 steps; in step k rank r sends `bytes_per_pair` to rank (r+k) mod n.
 // Each rank receives (n-1) * bytes_per_pair. Time: (n-1) * (a + bytes_per_pair / B).
 RankTasks pairwise_alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair,
