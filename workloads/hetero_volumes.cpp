@@ -54,8 +54,8 @@ std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& ki
     v.seed_formula = algorithm == "ring" ? "S * c_kv" : "(N-1)/N * S * c_kv";
     if (algorithm == "ring") v.note = "the seed's summary table counts S*c_kv, the rank's own block included";
   } else if (kind == "dense" && (algorithm == "ulysses" || algorithm == "usp")) {
-    // Heads per GPU: h_q = q_width / head_dim; the caller's kv_width is d_kv per GPU (kv heads x head_dim).
-    const double d = p.head_dim, hq = p.q_heads, hkv = p.kv_width / p.head_dim;
+    // The all-to-alls move per-head Q, K, V (heads per GPU), whatever the KV cache's layout.
+    const double d = p.head_dim, hq = p.q_heads, hkv = p.kv_heads;
     const double u = algorithm == "ulysses" ? n : p.ulysses_degree, rings = n / u;
     const double kv_r = std::max(1.0, hkv / u);
     const double a2a = (u - 1) * local * d * p.s * (2 * hq / u + 2 * kv_r);

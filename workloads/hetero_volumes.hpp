@@ -20,7 +20,7 @@ struct CommParams {
   double n_win = 0;
   double csa_ratio = 4, hca_ratio = 128, csa_top_k = 512, dsa_top_k = 2048;
   double moba_block = 512, moba_top_k_blocks = 8;
-  double q_heads = 0, head_dim = 128, ulysses_degree = 1;  // dense Ulysses/USP: query heads per GPU
+  double q_heads = 0, kv_heads = 0, head_dim = 128, ulysses_degree = 1;  // heads per GPU (Ulysses, USP, decode)
   double cached = 0;    // prefill with a persistent KV cache: cached tokens per sequence
   bool decode = false;  // pass-q: the decode form (one token) rather than the prefill form
   double c_kv() const { return 2 * kv_width * s; }  // the seed's c_kv: bytes of K + V per token

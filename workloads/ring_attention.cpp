@@ -1,5 +1,7 @@
 #include "workloads/ring_attention.hpp"
 
+#include "workloads/cp_group_lowering.hpp"
+
 namespace cpsim {
 
 RankTasks ring_attention(TaskGraph& g, const std::vector<int>& ring, const RingAttentionSpec& spec,
@@ -40,7 +42,7 @@ RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry) {
   RankTasks out(entry.size());
   // A rank's block: the K and V of its new tokens and of its share of the persistent cache (run.cached_tokens).
   const double block_tokens = ctx.shape.tokens + ctx.in.run.batch * double(ctx.in.run.cached_tokens) / ctx.in.parallel.cp;
-  const RingAttentionSpec spec{ctx.layer, block_tokens * 2 * ctx.shape.kv_width() * ctx.shape.dtype_bytes,
+  const RingAttentionSpec spec{ctx.layer, block_tokens * kv_token_bytes(ctx),
                                [&ctx](int q, int kv) { return dense_attention_block(ctx, q, kv); }};
   for (int tp = 0; tp < ctx.in.parallel.tp; ++tp) {
     const auto ring = ctx.layout.cp_group(tp);

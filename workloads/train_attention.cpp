@@ -18,7 +18,7 @@ constexpr double kBackwardFactor = 2.5;
 KernelCost scaled(KernelCost c, double f) { return {c.duration_s * f, c.flops * f, c.hbm_bytes * f}; }
 
 double block_bytes(const LayerContext& ctx) {
-  return ctx.shape.tokens * 2 * ctx.shape.kv_width() * ctx.shape.dtype_bytes;
+  return ctx.shape.tokens * kv_token_bytes(ctx);
 }
 
 RankTasks ring_backward(LayerContext& ctx, const RankTasks& entry) {

@@ -24,6 +24,7 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.moba_block = a.moba_block;
   p.moba_top_k_blocks = a.moba_top_k_blocks;
   p.q_heads = sh.q_heads;
+  p.kv_heads = sh.kv_heads;
   p.head_dim = sh.head_dim;
   p.ulysses_degree = in.cp.dense.ulysses_degree;
   p.cached = static_cast<double>(in.run.cached_tokens);
