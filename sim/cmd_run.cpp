@@ -58,7 +58,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
     spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
                  scenario.parallel.cp * scenario.parallel.tp);
-    const ExecutionResult result = execute(graph, scenario.platform);
+    const ExecutionResult result = execute(graph, scenario.platform, scenario.contention);
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
     const Metrics metrics = compute_metrics(scenario, graph, result);
 

@@ -26,7 +26,7 @@ double simulate_in_child(Scenario s, const std::string& algorithm) {
     double makespan = -1;
     try {
       const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
-      makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform).makespan_s;
+      makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
     } catch (...) {
     }
     const ssize_t written = ::write(fds[1], &makespan, sizeof makespan);

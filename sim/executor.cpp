@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <array>
+#include <list>
 #include <map>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
@@ -18,8 +20,11 @@ namespace {
 
 class DagRunner {
  public:
-  DagRunner(const TaskGraph& graph, std::vector<sg4::Host*> hosts, ExecutionResult& out)
-      : g_(graph), hosts_(std::move(hosts)), out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()) {
+  DagRunner(const TaskGraph& graph, std::vector<sg4::Host*> hosts, std::vector<sg4::Link*> links,
+            const ContentionSpec& contention, int sm_count, ExecutionResult& out)
+      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), spec_(contention), sm_count_(sm_count),
+        out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
+        gpu_classes_(hosts_.size()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
 
@@ -35,22 +40,79 @@ class DagRunner {
   }
 
  private:
+  using ClassCounts = std::array<int, kTrafficClasses>;
+
   void start(TaskId id) {
     const Task& t = g_.task(id);
-    void* tag = reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1);
+    out_.ready_s[id] = sg4::Engine::get_clock();
     if (t.kind == TaskKind::COMPUTE) {
       // The roofline already decided the duration and a GPU's kernels run one at a time (FIFO stream), so a
       // compute task is a timer: no resource to share, and no entry in SimGrid 3.32's O(in-flight) activity list.
+      // Subtractive contention stretches it by the SMs the comm kernels touching its GPU hold when it starts.
       const double start_s = sg4::Engine::get_clock();
-      simgrid::kernel::timer::Timer::set(start_s + t.duration_s, [this, id, start_s] {
+      double duration_s = t.duration_s;
+      if (spec_.mode == ContentionMode::SUBTRACTIVE) duration_s *= spec_.compute_stretch(sm_count_, kernels_on(t.gpu));
+      simgrid::kernel::timer::Timer::set(start_s + duration_s, [this, id, start_s] {
         complete(id, start_s, sg4::Engine::get_clock());
       });
+    } else if (spec_.mode == ContentionMode::EXCLUSIVE && !gate_open(t)) {
+      queued_.push_back(id);  // another class is busy on one of its GPUs
     } else {
-      sg4::CommPtr c = sg4::Comm::sendto_init(hosts_[t.gpu], hosts_[t.peer]);
-      c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
-      c->set_data(tag);
-      live_[id] = c;
-      c->start();
+      launch_flow(id);
+    }
+  }
+
+  void launch_flow(TaskId id) {
+    const Task& t = g_.task(id);
+    account_flow(id, +1);
+    sg4::CommPtr c = sg4::Comm::sendto_init(hosts_[t.gpu], hosts_[t.peer]);
+    c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
+    c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
+    live_[id] = c;
+    c->start();
+  }
+
+  int kernels_on(int gpu) const {
+    int n = 0;
+    for (int c : gpu_classes_[gpu]) n += c;
+    return n;
+  }
+
+  // Exclusive: no flow of another class touches the sender or the receiver.
+  bool gate_open(const Task& t) const {
+    for (int gpu : {t.gpu, t.peer})
+      for (int c = 0; c < kTrafficClasses; ++c)
+        if (c != int(t.traffic) && gpu_classes_[gpu][c] > 0) return false;
+    return true;
+  }
+
+  // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the mode.
+  void account_flow(TaskId id, int delta) {
+    const Task& t = g_.task(id);
+    const int cls = int(t.traffic);
+    gpu_classes_[t.gpu][cls] += delta;
+    gpu_classes_[t.peer][cls] += delta;
+    if (spec_.mode != ContentionMode::STAGGERED && spec_.mode != ContentionMode::SUBTRACTIVE) return;
+    for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
+      link_classes_[l][cls] += delta;
+      int classes = 0, kernels = 0;
+      for (int c : link_classes_[l]) classes += c > 0, kernels += c;
+      const double peak = out_.link_bw_Bps[l];
+      links_[l]->set_bandwidth(spec_.mode == ContentionMode::STAGGERED ? peak * std::max(1, classes)
+                                                                        : spec_.subtractive_link_Bps(peak, kernels));
+    }
+  }
+
+  // Exclusive: start, in readiness order, every queued flow whose GPUs are now free of other classes.
+  void drain_queue() {
+    for (auto it = queued_.begin(); it != queued_.end();) {
+      if (gate_open(g_.task(*it))) {
+        const TaskId id = *it;
+        it = queued_.erase(it);
+        launch_flow(id);
+      } else {
+        ++it;
+      }
     }
   }
 
@@ -59,7 +121,9 @@ class DagRunner {
     if (tag == 0) return;
     const TaskId id = static_cast<TaskId>(tag - 1);
     finished_.push_back(std::move(live_[id]));  // released once the clock moves on, never inside its own callback
+    account_flow(id, -1);
     complete(id, a.get_start_time(), a.get_finish_time());
+    if (!queued_.empty()) drain_queue();
   }
 
   void complete(TaskId id, double start_s, double finish_s) {
@@ -85,15 +149,22 @@ class DagRunner {
 
   const TaskGraph& g_;
   std::vector<sg4::Host*> hosts_;
+  std::vector<sg4::Link*> links_;  // indexed like ExecutionResult::link_names
+  const ContentionSpec& spec_;
+  int sm_count_;
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<sg4::ActivityPtr> live_;
   std::vector<sg4::ActivityPtr> finished_;
   std::size_t completed_ = 0;
+  std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
+  std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
+  std::list<TaskId> queued_;               // exclusive: ready flows waiting for their GPUs
 };
 
 // Records the route of every (src, dst) pair the graph uses, with its latency and directed links.
-void record_routes(const TaskGraph& g, const std::vector<sg4::Host*>& hosts, ExecutionResult& out) {
+std::vector<sg4::Link*> record_routes(const TaskGraph& g, const std::vector<sg4::Host*>& hosts, ExecutionResult& out) {
+  std::vector<sg4::Link*> link_ptrs;
   std::map<std::pair<int, int>, std::int32_t> route_ids;
   std::map<const sg4::Link*, std::uint32_t> link_ids;
   out.route_of_task.assign(g.tasks().size(), -1);
@@ -108,6 +179,7 @@ void record_routes(const TaskGraph& g, const std::vector<sg4::Host*>& hosts, Exe
       for (const sg4::Link* l : links) {
         auto [lit, new_link] = link_ids.try_emplace(l, static_cast<std::uint32_t>(out.link_names.size()));
         if (new_link) {
+          link_ptrs.push_back(const_cast<sg4::Link*>(l));
           out.link_names.push_back(l->get_name());
           out.link_bw_Bps.push_back(l->get_bandwidth());
         }
@@ -117,11 +189,12 @@ void record_routes(const TaskGraph& g, const std::vector<sg4::Host*>& hosts, Exe
     }
     out.route_of_task[i] = it->second;
   }
+  return link_ptrs;
 }
 
 }  // namespace
 
-ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform) {
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention) {
   const auto wall_start = std::chrono::steady_clock::now();
   xbt_log_control_set("root.thres:critical");
   int argc = 1;
@@ -136,10 +209,12 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform) {
   ExecutionResult out;
   out.start_s.assign(graph.tasks().size(), 0);
   out.finish_s.assign(graph.tasks().size(), 0);
-  record_routes(graph, hosts, out);
+  out.ready_s.assign(graph.tasks().size(), 0);
+  auto links = record_routes(graph, hosts, out);
   const double t0 = sg4::Engine::get_clock();
-  DagRunner(graph, hosts, out).run(engine);
+  DagRunner(graph, hosts, std::move(links), contention, platform.gpu.sm_count, out).run(engine);
   for (auto& t : out.start_s) t -= t0;
+  for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {
     t -= t0;
     out.makespan_s = std::max(out.makespan_s, t);

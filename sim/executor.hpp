@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
+#include "sim/contention.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace cpsim {
@@ -20,6 +21,7 @@ struct FlowRoute {
 struct ExecutionResult {
   std::vector<double> start_s;   // per task
   std::vector<double> finish_s;  // per task
+  std::vector<double> ready_s;   // per task: when its last prerequisite ended (a flow may wait longer: exclusive)
   std::vector<std::int32_t> route_of_task;  // per task: index into routes, -1 for compute
   std::vector<FlowRoute> routes;            // one per (src, dst) pair used
   std::vector<std::string> link_names;      // directed links, e.g. "n0_nvl3_UP"
@@ -28,6 +30,6 @@ struct ExecutionResult {
   double wall_s = 0;  // host time spent in the engine
 };
 
-ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform);
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {});
 
 }  // namespace cpsim

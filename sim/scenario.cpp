@@ -313,6 +313,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.write_trace = trace != "false";
     r.finish();
   }
+  if (top.has("contention")) {
+    MapReader r = top.map("contention");
+    s.contention = read_contention(r);
+  }
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
   check_plan(s, top);

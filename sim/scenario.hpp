@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
+#include "sim/contention.hpp"
 #include "workloads/model.hpp"
 
 namespace cpsim {
@@ -21,6 +22,7 @@ struct Scenario {
   CpPlan cp;
   bool write_trace = true;
   bool gzip_trace = false;  // outputs.trace: gzip -> trace.json.gz
+  ContentionSpec contention;
 };
 
 // `overrides` are "key.path=value" strings from --set; values are parsed as YAML scalars or flow collections.

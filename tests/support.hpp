@@ -39,7 +39,7 @@ inline WorkloadInputs inputs_of(const Scenario& s) {
 // One full simulation. SimGrid allows one engine per process: call at most once per TEST_CASE.
 inline Run simulate(const Scenario& s) {
   Run r{s, generate_workload(inputs_of(s), s.platform.gpu_count()), {}, {}};
-  r.result = execute(r.graph, r.scenario.platform);
+  r.result = execute(r.graph, r.scenario.platform, r.scenario.contention);
   r.metrics = compute_metrics(r.scenario, r.graph, r.result);
   return r;
 }

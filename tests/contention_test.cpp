@@ -1,0 +1,76 @@
+// The four contention modes on two GPUs of one HGX node: one CP transfer of a = 100 MB and one TP transfer of
+// b = 300 MB from GPU 0 to GPU 1, both ready at t = 0, sharing GPU 0's NVLink port up and GPU 1's port down
+// (B = 450 GB/s per direction, route latency 2 us). Oracles derived by hand beside each assertion.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace cpsim;
+
+namespace {
+
+constexpr double a = 100e6, b = 300e6, B = 450e9, lat = 2e-6;
+
+const char* kTwoGpus = R"(
+name: two-gpus
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 2}
+model: models/llama3-8b.yaml
+run: {phase: prefill, seq_len: 32K}
+parallel: {cp: 2, tp: 1}
+)";
+
+struct Pair {
+  double t_cp, t_tp, makespan;
+};
+
+Pair run_pair(const std::string& mode, std::vector<std::string> extra = {}) {
+  extra.push_back("contention.mode=" + mode);
+  const Scenario s = test::scenario_from(kTwoGpus, extra);
+  TaskGraph g(s.platform.gpu_count());
+  const TaskId cp = g.add_flow(0, 1, a, Traffic::CP, "cp", -1, 0);
+  const TaskId tp = g.add_flow(0, 1, b, Traffic::TP, "tp", -1, 0);
+  const ExecutionResult r = execute(g, s.platform, s.contention);
+  return {r.finish_s[cp], r.finish_s[tp], r.makespan_s};
+}
+
+}  // namespace
+
+TEST_CASE("contention: exclusive serializes the classes, T = T_CP + T_TP", "[contention]") {
+  const Pair p = run_pair("exclusive");
+  CHECK(p.t_cp == Approx(lat + a / B).epsilon(1e-9));                    // CP first (ready first, lower id)
+  CHECK(p.makespan == Approx((lat + a / B) + (lat + b / B)).epsilon(1e-9));  // TP waits for it
+}
+
+TEST_CASE("contention: staggered runs each class as if alone, T = max(T_CP, T_TP)", "[contention]") {
+  const Pair p = run_pair("staggered");
+  CHECK(p.t_cp == Approx(lat + a / B).epsilon(1e-9));
+  CHECK(p.makespan == Approx(std::max(lat + a / B, lat + b / B)).epsilon(1e-9));
+}
+
+TEST_CASE("contention: fair is max-min sharing", "[contention]") {
+  // Both get B/2 until CP has sent a (at lat + 2a/B); TP then has b - a left at B: lat + (a + b)/B.
+  const Pair p = run_pair("fair");
+  CHECK(p.t_cp == Approx(lat + 2 * a / B).epsilon(1e-9));
+  CHECK(p.makespan == Approx(lat + (a + b) / B).epsilon(1e-9));
+}
+
+TEST_CASE("contention: subtractive takes V(NC, C) per kernel from the link", "[contention]") {
+  // NC = 8, C = 1 MiB, v = 2 GB/s, c0 = 64 KiB: V = 8 * 2e9 * (1 + 1/16) = 17 GB/s per kernel; b_channel 25 GB/s.
+  // Two kernels: L2 = min(B - 2V, 2 * 8 * 25e9) = min(416e9, 400e9) = 400 GB/s, 200 GB/s each until CP is done;
+  // then TP alone: L1 = min(B - V, 8 * 25e9) = 200 GB/s for its remaining b - a.
+  const Pair p = run_pair("subtractive", {"contention.channels=8"});
+  const double V = 8 * 2e9 * (1 + 1.0 / 16), L2 = std::min(B - 2 * V, 2 * 8 * 25e9), L1 = std::min(B - V, 8 * 25e9);
+  CHECK(L2 == 400e9);
+  CHECK(p.t_cp == Approx(lat + a / (L2 / 2)).epsilon(1e-9));
+  CHECK(p.makespan == Approx(lat + a / (L2 / 2) + (b - a) / L1).epsilon(1e-9));
+}
+
+TEST_CASE("contention: subtractive slows compute by the SMs comm kernels hold", "[contention]") {
+  // A 1 ms kernel on GPU 0 starting while one flow (NC = 16) touches it runs on 132 - 16 SMs: 1 ms * 132 / 116.
+  const Scenario s = test::scenario_from(kTwoGpus, {"contention.mode=subtractive"});
+  TaskGraph g(s.platform.gpu_count());
+  g.add_flow(0, 1, 4.5e9, Traffic::CP, "cp", -1, 0);  // long enough to cover the kernel
+  const TaskId k = g.add_compute(0, "kernel", -1, 0, 1e-3, 1, 1);
+  const ExecutionResult r = execute(g, s.platform, s.contention);
+  CHECK(r.finish_s[k] - r.start_s[k] == Approx(1e-3 * 132 / 116).epsilon(1e-9));
+}
