@@ -44,6 +44,7 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
 struct RankLayerTimes {
   double first = 1e300, last = -1;
   std::vector<Interval> compute, comm;
+  std::vector<Interval> cp_comm, other_comm;  // CP flows, TP/EP/DP/PP flows touching the GPU
 };
 
 }  // namespace
@@ -72,12 +73,21 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
   // CP bytes received per (layer, gpu).
   std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
+  std::vector<ContentionMetrics> layer_contention(n_layers);
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     const Interval iv{r.start_s[i], r.finish_s[i]};
     if (t.kind == TaskKind::COMPUTE) {
       m.ranks[t.gpu].compute_busy_s += iv.second - iv.first;
+      // Rounding of start + duration leaves ~1e-16 s; only a real stretch (subtractive mode) counts.
+      const double excess = (iv.second - iv.first) - t.duration_s;
+      const double slowdown = excess > 1e-9 * t.duration_s ? excess : 0.0;
+      m.ranks[t.gpu].contention.compute_slowdown_s += slowdown;
+      if (t.layer >= 0) layer_contention[t.layer].compute_slowdown_s += slowdown;
     } else {
+      const double wait = std::max(0.0, r.start_s[i] - r.ready_s[i]);
+      m.ranks[t.gpu].contention.flow_wait_s += wait;
+      if (t.layer >= 0) layer_contention[t.layer].flow_wait_s += wait;
       const auto cls = static_cast<std::size_t>(t.traffic);
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
       m.ranks[t.peer].bytes_received[cls] += t.bytes;
@@ -91,6 +101,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       rl.first = std::min(rl.first, iv.first);
       rl.last = std::max(rl.last, iv.second);
       (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
+      if (t.kind == TaskKind::FLOW) (t.traffic == Traffic::CP ? rl.cp_comm : rl.other_comm).push_back(iv);
     }
   }
 
@@ -106,12 +117,17 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       if (rl.last > lm.t_end_s) lm.t_end_s = rl.last, lm.critical_gpu = gpu;
       const auto busy = merged(rl.compute);
       m.ranks[gpu].exposed_comm_s += uncovered(merged(rl.comm), busy);
+      const auto cp = merged(rl.cp_comm);
+      const double overlap = length(cp) - uncovered(cp, merged(rl.other_comm));
+      m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
+      layer_contention[l].cp_overlap_with_tp_ep_s += overlap;
     }
     const RankLayerTimes& crit = per[l][lm.critical_gpu];
     const auto busy = merged(crit.compute);
     lm.compute_s = length(busy);
     lm.exposed_comm_s = uncovered(merged(crit.comm), busy);
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
+    lm.contention = layer_contention[l];
     m.layers.push_back(lm);
   }
 

@@ -18,17 +18,28 @@
 
 namespace cpsim {
 
+// What sharing GPUs and links with TP/EP traffic costs (sim/contention.hpp): time with CP and TP/EP flows in flight
+// together on a GPU, time flows waited after they were ready (exclusive mode), and compute time added by comm
+// kernels holding SMs (subtractive mode).
+struct ContentionMetrics {
+  double cp_overlap_with_tp_ep_s = 0;
+  double flow_wait_s = 0;         // summed over the flows a GPU sends
+  double compute_slowdown_s = 0;  // summed over its compute kernels
+};
+
 struct LayerMetrics {
   LayerInfo info;
   double t_start_s = 0, t_end_s = 0;
   double compute_s = 0, exposed_comm_s = 0, idle_s = 0;
   int critical_gpu = 0;
+  ContentionMetrics contention;  // summed over the GPUs
 };
 
 struct RankMetrics {
   int gpu = 0, node = 0, local_gpu = 0, cp_rank = 0, tp_rank = 0;
   double compute_busy_s = 0;
   double exposed_comm_s = 0;
+  ContentionMetrics contention;
   std::array<double, kTrafficClasses> bytes_sent{}, bytes_received{};
   MemoryBreakdown memory;
 };

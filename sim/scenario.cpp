@@ -124,6 +124,8 @@ ParallelSpec read_parallel(MapReader& r) {
   p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
   p.dp = static_cast<int>(r.integer_or("dp", 1, 1));
   p.pp = static_cast<int>(r.integer_or("pp", 1, 1));
+  p.ep = static_cast<int>(r.integer_or("ep", 1, 1));
+  if (p.ep != 1 && p.ep != p.tp) r.fail("ep", fmt::format("ep spreads experts over the TP group: 1 or tp ({}), got {}", p.tp, p.ep));
   if (r.has("order")) {
     const YAML::Node list = r.node("order");
     std::vector<std::string> order;

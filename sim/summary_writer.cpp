@@ -65,8 +65,22 @@ json resolved_scenario_json(const Scenario& s) {
             {"new_tokens", s.run.new_tokens},
             {"batch", s.run.batch},
             {"dtype", dtype_name(s.run.dtype)}}},
-          {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}}},
-          {"cp", cp_plan}};
+          {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
+                        {"ep", s.parallel.ep}, {"order", s.parallel.order}}},
+          {"cp", cp_plan},
+          {"contention",
+           {{"mode", contention_mode_name(s.contention.mode)},
+            {"channels", s.contention.channels},
+            {"chunk_bytes", s.contention.chunk_bytes},
+            {"channel_bw_Bps", s.contention.channel_bw_Bps},
+            {"interference_Bps", s.contention.interference_Bps},
+            {"chunk_overhead_bytes", s.contention.chunk_overhead_bytes}}}};
+}
+
+static json contention_json(const ContentionMetrics& c) {
+  return {{"cp_overlap_with_tp_ep_s", c.cp_overlap_with_tp_ep_s},
+          {"flow_wait_s", c.flow_wait_s},
+          {"compute_slowdown_s", c.compute_slowdown_s}};
 }
 
 json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) {
@@ -92,7 +106,8 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                       {"compute_s", l.compute_s},
                       {"exposed_comm_s", l.exposed_comm_s},
                       {"idle_s", l.idle_s},
-                      {"critical_gpu", l.critical_gpu}});
+                      {"critical_gpu", l.critical_gpu},
+                      {"contention", contention_json(l.contention)}});
   j["layers"] = layers;
 
   json kinds = json::array();
@@ -117,6 +132,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                      {"tp_rank", r.tp_rank},
                      {"compute_busy_s", r.compute_busy_s},
                      {"exposed_comm_s", r.exposed_comm_s},
+                     {"contention", contention_json(r.contention)},
                      {"bytes_sent", by_class(r.bytes_sent)},
                      {"bytes_received", by_class(r.bytes_received)},
                      {"memory_bytes",

@@ -100,6 +100,11 @@ nlohmann::ordered_json point_metrics(const json& s) {
     put((std::string(cls) + "_bytes_total").c_str(), find_path(s, {"bytes_total", cls}));
   if (const auto mem = fold(s, "ranks", {"memory_bytes", "total"}, max)) m["memory_max_bytes"] = std::llround(*mem);
 
+  // Contention (sim/contention.hpp), summed over the GPUs: when it is non-zero the row says where the time went.
+  for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "compute_slowdown_s"})
+    if (const auto total = fold(s, "ranks", {"contention", key}, sum); total && *total > 0)
+      m[std::string("contention.") + key] = *total;
+
   // Per layer kind: the CP bytes a rank receives in one layer (max over ranks and layers) and its check against the
   // seed's formula. Kinds are ordered by name so that the columns do not depend on the summary's order.
   std::map<std::string, const json*> kinds;

@@ -81,6 +81,7 @@ struct ParallelSpec {
   int tp = 1;
   int dp = 1;  // replicas of the CP x TP group (placement only: every replica runs the same schedule)
   int pp = 1;  // pipeline stages (placement only, as dp)
+  int ep = 1;  // expert parallelism for MoE layers: 1, or tp (experts spread over the TP group)
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
 };

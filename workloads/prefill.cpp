@@ -65,6 +65,22 @@ class PrefillBuilder {
     return out;
   }
 
+  // EP all-to-all inside every TP group (uniform routing): each GPU routes its 1/ep share of the tokens, top_k
+  // copies each, spread evenly over the ep GPUs: T/ep * top_k/ep * d_model * s to every peer.
+  RankTasks expert_alltoall(int layer, const RankTasks& ready, const char* name) {
+    const int ep = in_.parallel.ep;
+    const double pair_bytes = shape_.tokens / ep * double(in_.model.moe.top_k) / ep * in_.model.d_model * shape_.dtype_bytes;
+    RankTasks out(ready.size());
+    for (int c = 0; c < in_.parallel.cp; ++c) {
+      const auto group = layout_.tp_group(c);
+      RankTasks group_ready;
+      for (int gpu : group) group_ready.push_back(ready[gpu]);
+      const RankTasks done = pairwise_alltoall(g_, group, pair_bytes, {Traffic::EP, name, layer}, group_ready);
+      for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
+    }
+    return out;
+  }
+
   static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }
 
   // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
@@ -121,17 +137,21 @@ class PrefillBuilder {
     const RankTasks after_ar1 = tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn");
 
     RankTasks after_ffn(gpus);
-    // MoE layers run top_k routed + shared experts per token (expert traffic belongs to the contention module).
+    // MoE layers run top_k routed + shared experts per token. With parallel.ep = tp the experts are spread over
+    // the TP group: an all-to-all dispatches the tokens to their experts' GPUs and another combines the results.
     const MoeSpec& moe = in_.model.moe;
     const bool moe_layer = moe.experts > 0 && index >= moe.first_dense_layers;
     const double ffn =
         (moe_layer ? double(moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
         in_.parallel.tp;
+    const bool ep = moe_layer && in_.parallel.ep > 1;
+    const RankTasks ffn_in = ep ? expert_alltoall(layer, after_ar1, "ep dispatch") : after_ar1;
     for (int gpu = 0; gpu < gpus; ++gpu) {
       KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
       KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};
-      after_ffn[gpu] = {compute(gpu, "ffn", layer, both, after_ar1[gpu])};
+      after_ffn[gpu] = {compute(gpu, "ffn", layer, both, ffn_in[gpu])};
     }
+    if (ep) after_ffn = expert_alltoall(layer, after_ffn, "ep combine");
     return tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
   }
 
