@@ -1,6 +1,7 @@
 #include "platforms/simgrid_platform.hpp"
 
 #include <simgrid/s4u.hpp>
+#include <xbt/log.h>
 
 #include "platforms/topology.hpp"
 
@@ -39,6 +40,20 @@ std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const Platfo
     }
   zone->seal();
   return hosts;
+}
+
+}  // namespace cpsim
+
+namespace cpsim {
+
+std::unique_ptr<simgrid::s4u::Engine> start_engine() {
+  xbt_log_control_set("root.thres:critical");
+  int argc = 1;
+  static char name[] = "cpsim";
+  char* argv[] = {name, nullptr};
+  auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
+  configure_pure_network_model();
+  return engine;
 }
 
 }  // namespace cpsim

@@ -2,6 +2,7 @@
 // every NIC is a split-duplex link, routes come from Topology (or from the XML file for `file:` platforms).
 // Only sim/ and this builder include SimGrid headers.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
@@ -20,5 +21,8 @@ std::vector<simgrid::s4u::Host*> build_simgrid_platform(simgrid::s4u::Engine& en
 // route latency + bytes / bottleneck bandwidth and concurrent flows share links max-min fairly. Call once, before
 // the platform is created.
 void configure_pure_network_model();
+
+// A SimGrid engine with its logs silenced and the pure network model configured (one per process).
+std::unique_ptr<simgrid::s4u::Engine> start_engine();
 
 }  // namespace cpsim

@@ -196,13 +196,8 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const std::vector<sg4:
 
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention) {
   const auto wall_start = std::chrono::steady_clock::now();
-  xbt_log_control_set("root.thres:critical");
-  int argc = 1;
-  char name[] = "cpsim";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  configure_pure_network_model();
-  const auto hosts = build_simgrid_platform(engine, platform);
+  const auto engine = start_engine();
+  const auto hosts = build_simgrid_platform(*engine, platform);
   spdlog::info("platform: {} GPUs built in {:.3f} s", hosts.size(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
 
@@ -212,7 +207,7 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   out.ready_s.assign(graph.tasks().size(), 0);
   auto links = record_routes(graph, hosts, out);
   const double t0 = sg4::Engine::get_clock();
-  DagRunner(graph, hosts, std::move(links), contention, platform.gpu.sm_count, out).run(engine);
+  DagRunner(graph, hosts, std::move(links), contention, platform.gpu.sm_count, out).run(*engine);
   for (auto& t : out.start_s) t -= t0;
   for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {

@@ -66,22 +66,17 @@ class RingExchange {
 }  // namespace
 
 EngineBenchResult run_engine_bench(const PlatformSpec& platform, std::size_t flows, double bytes) {
-  xbt_log_control_set("root.thres:critical");
-  int argc = 1;
-  char name[] = "cpsim";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
-  configure_pure_network_model();
+  const auto engine = start_engine();
   EngineBenchResult r;
   auto t = std::chrono::steady_clock::now();
-  const auto hosts = build_simgrid_platform(engine, platform);
+  const auto hosts = build_simgrid_platform(*engine, platform);
   r.platform_build_s = seconds_since(t);
   r.gpus = static_cast<int>(hosts.size());
   const std::size_t rounds = (flows + hosts.size() - 1) / hosts.size();
   r.ring_flows = rounds * hosts.size();
   const double t0 = sg4::Engine::get_clock();
   t = std::chrono::steady_clock::now();
-  RingExchange(hosts, rounds, static_cast<std::uint64_t>(bytes)).run(engine);
+  RingExchange(hosts, rounds, static_cast<std::uint64_t>(bytes)).run(*engine);
   r.ring_wall_s = seconds_since(t);
   r.ring_simulated_s = sg4::Engine::get_clock() - t0;
   return r;

@@ -14,6 +14,27 @@ RankTasks for_each_cp_group(LayerContext& ctx, const RankTasks& entry, const Gro
   return out;
 }
 
+RankTasks gather_then_attend(LayerContext& ctx, const std::vector<int>& gpus,
+                             const std::vector<std::vector<int>>& owners, double bytes_per_selection,
+                             const char* flow_name, const RankTasks& ready, const RankTasks& owner_ready,
+                             RankTasks done, const char* attention_name, const KernelCost& attention) {
+  const int n = static_cast<int>(gpus.size());
+  for (int q = 0; q < n; ++q) {
+    std::vector<TaskId> after = ready[q];
+    for (int o = 0; o < n; ++o) {
+      if (o == q || owners[q][o] == 0) continue;
+      const TaskId f = ctx.graph.add_flow(gpus[o], gpus[q], owners[q][o] * bytes_per_selection, Traffic::CP,
+                                          flow_name, ctx.layer, 2);
+      ctx.graph.depend_all(f, ready[q]);
+      ctx.graph.depend_all(f, owner_ready[o]);
+      after.push_back(f);
+      done[o].push_back(f);  // the owner serves the gather
+    }
+    done[q].push_back(add_kernel(ctx, gpus[q], attention_name, 3, attention, after));
+  }
+  return done;
+}
+
 double kv_token_bytes(const LayerContext& ctx) {
   const double width = ctx.in.model.mla.d_c > 0 ? ctx.in.model.mla.d_c : ctx.shape.kv_width();
   return 2 * width * ctx.shape.dtype_bytes;

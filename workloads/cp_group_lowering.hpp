@@ -33,6 +33,14 @@ KernelCost gemm_cost(const LayerContext& ctx, double m, double k, double n);
 // A memory-bound pass over `bytes` (top-k selection over scores, prefix sums, centroid pooling).
 KernelCost memory_pass_cost(const LayerContext& ctx, double bytes);
 
+// Sparse gather then attention (MoBA blocks, select-then-gather entries): query rank q receives owners[q][o]
+// selections of `bytes_per_selection` from every other rank o, once q has passed `ready[q]` and o `owner_ready[o]`;
+// then q runs `attention`. Each owner's done set includes the flows it serves. Returns `done` extended.
+RankTasks gather_then_attend(LayerContext& ctx, const std::vector<int>& gpus,
+                             const std::vector<std::vector<int>>& owners, double bytes_per_selection,
+                             const char* flow_name, const RankTasks& ready, const RankTasks& owner_ready,
+                             RankTasks done, const char* attention_name, const KernelCost& attention);
+
 // Causal pairs of L local queries each seeing the keys of `entries` evenly spread entries (round-robin layouts:
 // on average half of them precede a query): L * entries / 2.
 inline double half_pairs(double queries, double entries) { return queries * entries / 2; }

@@ -28,26 +28,11 @@ RankTasks lower_moba_gather(LayerContext& ctx, const RankTasks& entry) {
       gated[r] = {add_kernel(ctx, gpus[r], "top-k blocks", 1, memory_pass_cost(ctx, scores * 4), gated[r])};
       done[r] = centroids[r];
     }
-    std::vector<std::vector<TaskId>> arrived(n);
-    for (int q = 0; q < n; ++q) {
-      const auto owners = selections_per_owner(k, n, q, ctx.in.cp.moba);
-      for (int o = 0; o < n; ++o) {
-        if (o == q || owners[o] == 0) continue;
-        const TaskId f = ctx.graph.add_flow(gpus[o], gpus[q], B * owners[o] * blk * kv_token_bytes(ctx), Traffic::CP,
-                                            "moba block gather", ctx.layer, 2);
-        ctx.graph.depend_all(f, gated[q]);
-        ctx.graph.depend_all(f, in[o]);
-        arrived[q].push_back(f);
-        done[o].push_back(f);  // the owner serves the gather
-      }
-    }
-    for (int q = 0; q < n; ++q) {
-      std::vector<TaskId> after = gated[q];
-      after.insert(after.end(), arrived[q].begin(), arrived[q].end());
-      const KernelCost attn = attention_pairs_cost(ctx, T * k * blk, T, B * k * blk);
-      done[q].push_back(add_kernel(ctx, gpus[q], "block attention", 3, attn, after));
-    }
-    return done;
+    std::vector<std::vector<int>> owners(n);
+    for (int q = 0; q < n; ++q) owners[q] = selections_per_owner(k, n, q, ctx.in.cp.moba);
+    const KernelCost attn = attention_pairs_cost(ctx, T * k * blk, T, B * k * blk);
+    return gather_then_attend(ctx, gpus, owners, B * blk * kv_token_bytes(ctx), "moba block gather", gated, in, done,
+                              "block attention", attn);
   });
 }
 

@@ -51,18 +51,26 @@ class PrefillBuilder {
     return t;
   }
 
-  // Per-GPU completion sets of a TP all-reduce of `bytes` per rank, for every TP group.
-  RankTasks tp_allreduce(int layer, double bytes, const RankTasks& ready, const char* name) {
-    if (in_.parallel.tp == 1) return ready;
+  // Runs `collective` on every TP group (GPUs in TP-rank order) and scatters its per-rank results back.
+  template <class Collective>
+  RankTasks per_tp_group(const RankTasks& ready, Collective collective) {
     RankTasks out(ready.size());
     for (int c = 0; c < in_.parallel.cp; ++c) {
       const auto group = layout_.tp_group(c);
       RankTasks group_ready;
       for (int gpu : group) group_ready.push_back(ready[gpu]);
-      const RankTasks done = ring_allreduce(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+      const RankTasks done = collective(group, group_ready);
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;
+  }
+
+  // Per-GPU completion sets of a TP all-reduce of `bytes` per rank, for every TP group.
+  RankTasks tp_allreduce(int layer, double bytes, const RankTasks& ready, const char* name) {
+    if (in_.parallel.tp == 1) return ready;
+    return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
+      return ring_allreduce(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+    });
   }
 
   // EP all-to-all inside every TP group (uniform routing): each GPU routes its 1/ep share of the tokens, top_k
@@ -70,15 +78,9 @@ class PrefillBuilder {
   RankTasks expert_alltoall(int layer, const RankTasks& ready, const char* name) {
     const int ep = in_.parallel.ep;
     const double pair_bytes = shape_.tokens / ep * double(in_.model.moe.top_k) / ep * in_.model.d_model * shape_.dtype_bytes;
-    RankTasks out(ready.size());
-    for (int c = 0; c < in_.parallel.cp; ++c) {
-      const auto group = layout_.tp_group(c);
-      RankTasks group_ready;
-      for (int gpu : group) group_ready.push_back(ready[gpu]);
-      const RankTasks done = pairwise_alltoall(g_, group, pair_bytes, {Traffic::EP, name, layer}, group_ready);
-      for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
-    }
-    return out;
+    return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
+      return pairwise_alltoall(g_, group, pair_bytes, {Traffic::EP, name, layer}, group_ready);
+    });
   }
 
   static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }

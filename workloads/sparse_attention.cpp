@@ -80,27 +80,11 @@ RankTasks select_then_gather(LayerContext& ctx, const RankTasks& entry, double r
     // Distributed top-k: every rank's k candidates (int32 index + fp32 score) to every other rank.
     const RankTasks merged = direct_allgather(ctx.graph, gpus, d.B * k * kTopkEntryBytes,
                                               {Traffic::CP, "top-k merge", ctx.layer}, scored);
-    RankTasks done = merged;
-    std::vector<std::vector<TaskId>> arrived(n);
-    for (int q = 0; q < n; ++q) {
-      const auto owners = selections_per_owner(k, n, q, MobaCpPlan{});  // selections spread uniformly
-      for (int o = 0; o < n; ++o) {
-        if (o == q || owners[o] == 0) continue;
-        const TaskId f = ctx.graph.add_flow(gpus[o], gpus[q], d.B * owners[o] * kv_token_bytes(ctx), Traffic::CP,
-                                            "sparse kv gather", ctx.layer, 2);
-        ctx.graph.depend_all(f, merged[q]);
-        ctx.graph.depend_all(f, merged[o]);
-        arrived[q].push_back(f);
-        done[o].push_back(f);  // the owner serves the gather
-      }
-    }
-    for (int q = 0; q < n; ++q) {
-      std::vector<TaskId> after = merged[q];
-      after.insert(after.end(), arrived[q].begin(), arrived[q].end());
-      const KernelCost attn = attention_pairs_cost(ctx, d.T * top_k, d.T, d.B * top_k);
-      done[q].push_back(add_kernel(ctx, gpus[q], "sparse attention", 3, attn, after));
-    }
-    return done;
+    std::vector<std::vector<int>> owners(n);
+    for (int q = 0; q < n; ++q) owners[q] = selections_per_owner(k, n, q, MobaCpPlan{});  // spread uniformly
+    const KernelCost attn = attention_pairs_cost(ctx, d.T * top_k, d.T, d.B * top_k);
+    return gather_then_attend(ctx, gpus, owners, d.B * kv_token_bytes(ctx), "sparse kv gather", merged, merged, merged,
+                              "sparse attention", attn);
   });
 }
 
