@@ -23,7 +23,7 @@ struct ContentionSpec {
   int channels = 16;                        // NC: channels (~SMs) per comm kernel
   double chunk_bytes = 1 << 20;             // C
   double channel_bw_Bps = 25e9;             // b_channel: one channel's throughput
-  double interference_Bps = 2e9;            // v: bandwidth one channel consumes on a shared link
+  double interference_Bps = 0.5e9;          // v: bandwidth one channel consumes on a shared link
   double chunk_overhead_bytes = 64 << 10;   // c0: per-chunk protocol cost, in bytes of payload
 
   // V(NC, C) of one kernel.

@@ -63,6 +63,8 @@ json resolved_scenario_json(const Scenario& s) {
            {{"phase", s.run.phase},
             {"seq_len", s.run.seq_len},
             {"new_tokens", s.run.new_tokens},
+            {"micro_batches", s.run.micro_batches},
+            {"cached_tokens", s.run.cached_tokens},
             {"batch", s.run.batch},
             {"dtype", dtype_name(s.run.dtype)}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
@@ -94,6 +96,8 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   if (s.run.phase == "decode")
     j["decode"] = {{"context_len", s.run.seq_len},
                    {"new_tokens", s.run.new_tokens},
+            {"micro_batches", s.run.micro_batches},
+            {"cached_tokens", s.run.cached_tokens},
                    {"time_per_output_token_s", m.makespan_s / s.run.new_tokens}};
 
   json layers = json::array();

@@ -58,7 +58,7 @@ TEST_CASE("contention: subtractive takes V(NC, C) per kernel from the link", "[c
   // NC = 8, C = 1 MiB, v = 2 GB/s, c0 = 64 KiB: V = 8 * 2e9 * (1 + 1/16) = 17 GB/s per kernel; b_channel 25 GB/s.
   // Two kernels: L2 = min(B - 2V, 2 * 8 * 25e9) = min(416e9, 400e9) = 400 GB/s, 200 GB/s each until CP is done;
   // then TP alone: L1 = min(B - V, 8 * 25e9) = 200 GB/s for its remaining b - a.
-  const Pair p = run_pair("subtractive", {"contention.channels=8"});
+  const Pair p = run_pair("subtractive", {"contention.channels=8", "contention.interference_bw=2GBps"});
   const double V = 8 * 2e9 * (1 + 1.0 / 16), L2 = std::min(B - 2 * V, 2 * 8 * 25e9), L1 = std::min(B - V, 8 * 25e9);
   CHECK(L2 == 400e9);
   CHECK(p.t_cp == Approx(lat + a / (L2 / 2)).epsilon(1e-9));

@@ -34,13 +34,20 @@ class PrefillBuilder {
       : in_(in), shape_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
 
   TaskGraph build() {
-    RankTasks ready(layout_.used_gpus());  // per GPU: what the next layer waits for
+    // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
+    // micro-batch's TP/EP collectives can run while the next one's attention moves CP traffic.
+    const int mbs = in_.run.micro_batches;
+    std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));  // per GPU: what the next layer waits for
     for (int l = 0; l < in_.model.layers; ++l) {
-      ready = layer(l, ready);
+      // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
+      std::vector<AttentionHalf> halves;
+      for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, ready[mb]));
+      for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done);
       if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
     }
     if (in_.run.phase == "train")  // training: the backward pass, last layer first
-      for (int l = in_.model.layers - 1; l >= 0; --l) ready = layer_backward(l, ready);
+      for (int l = in_.model.layers - 1; l >= 0; --l)
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = layer_backward(l, ready[mb]);
     return std::move(g_);
   }
 
@@ -112,7 +119,18 @@ class PrefillBuilder {
     return tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
   }
 
+  struct AttentionHalf {
+    int layer;
+    RankTasks done;
+  };
+
   RankTasks layer(int index, const RankTasks& ready) {
+    const AttentionHalf a = attention_half(index, ready);
+    return ffn_half(index, a.layer, a.done);
+  }
+
+  // The attention half of layer `index`: QKV, the CP attention lowering(s), the output projection, TP all-reduce.
+  AttentionHalf attention_half(int index, const RankTasks& ready) {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
     const std::string& kind = in_.model.layer_kind(index);
     const std::vector<std::string> parts = split_layer_kind(kind);
@@ -136,7 +154,13 @@ class PrefillBuilder {
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d), after_attn[gpu])};
-    const RankTasks after_ar1 = tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn");
+    return {layer, tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn")};
+  }
+
+  // The FFN half of layer `index` (registered as `layer`): the dense or MoE FFN, EP all-to-alls, TP all-reduce.
+  RankTasks ffn_half(int index, int layer, const RankTasks& after_ar1) {
+    const int gpus = layout_.used_gpus();
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
 
     RankTasks after_ffn(gpus);
     // MoE layers run top_k routed + shared experts per token. With parallel.ep = tp the experts are spread over
