@@ -77,7 +77,7 @@ VolumeTable volume_table(const std::string& preset, const CommParams& params) {
     if (m.top_k > 0) (m.kind == "csa" ? p.csa_top_k : p.dsa_top_k) = m.top_k;
     const auto v = mode_volume(p, m.kind, m.algorithm);
     if (!v) continue;
-    VolumeRow row{m.label, *v, v->bytes / ring.bytes, std::nullopt};
+    VolumeTableRow row{m.label, *v, v->bytes / ring.bytes, std::nullopt};
     if (v->seed_bytes && ring.seed_bytes) row.seed_share_of_dense_ring = *v->seed_bytes / *ring.seed_bytes;
     t.rows.push_back(row);
   }

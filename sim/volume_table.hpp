@@ -13,7 +13,7 @@
 
 namespace cpsim {
 
-struct VolumeRow {
+struct VolumeTableRow {
   std::string label;  // e.g. "SWA (n_win=4096)"
   ModeVolume volume;
   double share_of_dense_ring = 0;               // cpsim bytes / cpsim dense ring
@@ -23,7 +23,7 @@ struct VolumeRow {
 struct VolumeTable {
   std::string preset;
   CommParams params;
-  std::vector<VolumeRow> rows;
+  std::vector<VolumeTableRow> rows;
   std::vector<std::string> notes;  // where the seed's numbers and its formulas disagree
 };
 
