@@ -24,7 +24,7 @@ class DagRunner {
             const ContentionSpec& contention, int sm_count, ExecutionResult& out)
       : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), spec_(contention), sm_count_(sm_count),
         out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
-        gpu_classes_(hosts_.size()) {
+        gpu_classes_(hosts_.size()), gpu_queued_(hosts_.size()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
 
@@ -55,8 +55,8 @@ class DagRunner {
       simgrid::kernel::timer::Timer::set(start_s + duration_s, [this, id, start_s] {
         complete(id, start_s, sg4::Engine::get_clock());
       });
-    } else if (spec_.mode == ContentionMode::EXCLUSIVE && !gate_open(t)) {
-      queued_.push_back(id);  // another class is busy on one of its GPUs
+    } else if (spec_.mode == ContentionMode::EXCLUSIVE && (!gate_open(t) || queued_ahead(t))) {
+      enqueue(id);  // another class is busy on, or already waiting for, one of its GPUs
     } else {
       launch_flow(id);
     }
@@ -86,6 +86,22 @@ class DagRunner {
     return true;
   }
 
+  // Exclusive is first come, first served per GPU: a ready flow also waits behind an earlier queued flow of
+  // another class on one of its GPUs, so a chain of short flows of one class cannot starve the other class.
+  bool queued_ahead(const Task& t) const {
+    for (int gpu : {t.gpu, t.peer})
+      for (int c = 0; c < kTrafficClasses; ++c)
+        if (c != int(t.traffic) && gpu_queued_[gpu][c] > 0) return true;
+    return false;
+  }
+
+  void enqueue(TaskId id) {
+    const Task& t = g_.task(id);
+    queued_.push_back(id);
+    ++gpu_queued_[t.gpu][int(t.traffic)];
+    ++gpu_queued_[t.peer][int(t.traffic)];
+  }
+
   // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the mode.
   void account_flow(TaskId id, int delta) {
     const Task& t = g_.task(id);
@@ -103,14 +119,30 @@ class DagRunner {
     }
   }
 
-  // Exclusive: start, in readiness order, every queued flow whose GPUs are now free of other classes.
+  // Exclusive: start, in readiness order, every queued flow whose GPUs are free of other classes, in flight or
+  // queued before it.
   void drain_queue() {
+    std::map<int, ClassCounts> ahead;  // flows left queued so far in this pass, per GPU and class
+    auto blocked_by_earlier = [&](const Task& t) {
+      for (int gpu : {t.gpu, t.peer}) {
+        const auto it = ahead.find(gpu);
+        if (it == ahead.end()) continue;
+        for (int c = 0; c < kTrafficClasses; ++c)
+          if (c != int(t.traffic) && it->second[c] > 0) return true;
+      }
+      return false;
+    };
     for (auto it = queued_.begin(); it != queued_.end();) {
-      if (gate_open(g_.task(*it))) {
+      const Task& t = g_.task(*it);
+      if (gate_open(t) && !blocked_by_earlier(t)) {
         const TaskId id = *it;
         it = queued_.erase(it);
+        --gpu_queued_[t.gpu][int(t.traffic)];
+        --gpu_queued_[t.peer][int(t.traffic)];
         launch_flow(id);
       } else {
+        ++ahead[t.gpu][int(t.traffic)];
+        ++ahead[t.peer][int(t.traffic)];
         ++it;
       }
     }
@@ -160,6 +192,7 @@ class DagRunner {
   std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
   std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
   std::list<TaskId> queued_;               // exclusive: ready flows waiting for their GPUs
+  std::vector<ClassCounts> gpu_queued_;    // exclusive: queued flows touching a GPU, per traffic class
 };
 
 // Records the route of every (src, dst) pair the graph uses, with its latency and directed links.

@@ -44,8 +44,17 @@ double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b)
 struct RankLayerTimes {
   double first = 1e300, last = -1;
   std::vector<Interval> compute, comm;
-  std::vector<Interval> cp_comm, other_comm;  // CP flows, TP/EP/DP/PP flows touching the GPU
+  std::vector<Interval> cp_comm;  // CP flows touching the GPU
 };
+
+// A flow's transfer time alone on its route: latency + bytes / the route's narrowest link (SimGrid CM02 with
+// unit factors, as the platform builder configures it).
+double uncontended_s(const ExecutionResult& r, TaskId id, double bytes) {
+  const FlowRoute& route = r.routes[r.route_of_task[id]];
+  double bw_Bps = 1e300;
+  for (std::uint32_t l : route.links) bw_Bps = std::min(bw_Bps, r.link_bw_Bps[l]);
+  return route.latency_s + (route.links.empty() ? 0.0 : bytes / bw_Bps);
+}
 
 }  // namespace
 
@@ -74,6 +83,9 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // CP bytes received per (layer, gpu).
   std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
   std::vector<ContentionMetrics> layer_contention(n_layers);
+  // TP/EP/DP/PP flows touching each GPU, over the whole run: a CP flow of one micro-batch's layer can overlap the
+  // collectives of another micro-batch's layer.
+  std::vector<std::vector<Interval>> other_comm(gpus);
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     const Interval iv{r.start_s[i], r.finish_s[i]};
@@ -88,6 +100,14 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       const double wait = std::max(0.0, r.start_s[i] - r.ready_s[i]);
       m.ranks[t.gpu].contention.flow_wait_s += wait;
       if (t.layer >= 0) layer_contention[t.layer].flow_wait_s += wait;
+      // Bandwidth lost to sharing (links shared with other flows, or capacity taken by comm kernels).
+      const double alone_s = uncontended_s(r, static_cast<TaskId>(i), t.bytes);
+      const double lost = (iv.second - iv.first) - alone_s;
+      const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
+      m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;
+      if (t.layer >= 0) layer_contention[t.layer].flow_slowdown_s += slowdown;
+      if (t.traffic != Traffic::CP)
+        for (int gpu : {t.gpu, t.peer}) other_comm[gpu].push_back(iv);
       const auto cls = static_cast<std::size_t>(t.traffic);
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
       m.ranks[t.peer].bytes_received[cls] += t.bytes;
@@ -101,10 +121,11 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       rl.first = std::min(rl.first, iv.first);
       rl.last = std::max(rl.last, iv.second);
       (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
-      if (t.kind == TaskKind::FLOW) (t.traffic == Traffic::CP ? rl.cp_comm : rl.other_comm).push_back(iv);
+      if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
     }
   }
 
+  for (auto& v : other_comm) v = merged(std::move(v));
   for (std::size_t l = 0; l < n_layers; ++l) {
     LayerMetrics lm;
     lm.info = g.layers()[l];
@@ -118,7 +139,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       const auto busy = merged(rl.compute);
       m.ranks[gpu].exposed_comm_s += uncovered(merged(rl.comm), busy);
       const auto cp = merged(rl.cp_comm);
-      const double overlap = length(cp) - uncovered(cp, merged(rl.other_comm));
+      const double overlap = length(cp) - uncovered(cp, other_comm[gpu]);
       m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
       layer_contention[l].cp_overlap_with_tp_ep_s += overlap;
     }

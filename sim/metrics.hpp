@@ -24,6 +24,7 @@ namespace cpsim {
 struct ContentionMetrics {
   double cp_overlap_with_tp_ep_s = 0;
   double flow_wait_s = 0;         // summed over the flows a GPU sends
+  double flow_slowdown_s = 0;     // transfer time beyond latency + bytes / bottleneck, over the flows a GPU sends
   double compute_slowdown_s = 0;  // summed over its compute kernels
 };
 

@@ -82,6 +82,7 @@ json resolved_scenario_json(const Scenario& s) {
 static json contention_json(const ContentionMetrics& c) {
   return {{"cp_overlap_with_tp_ep_s", c.cp_overlap_with_tp_ep_s},
           {"flow_wait_s", c.flow_wait_s},
+          {"flow_slowdown_s", c.flow_slowdown_s},
           {"compute_slowdown_s", c.compute_slowdown_s}};
 }
 

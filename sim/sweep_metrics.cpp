@@ -101,7 +101,7 @@ nlohmann::ordered_json point_metrics(const json& s) {
   if (const auto mem = fold(s, "ranks", {"memory_bytes", "total"}, max)) m["memory_max_bytes"] = std::llround(*mem);
 
   // Contention (sim/contention.hpp), summed over the GPUs: when it is non-zero the row says where the time went.
-  for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "compute_slowdown_s"})
+  for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "flow_slowdown_s", "compute_slowdown_s"})
     if (const auto total = fold(s, "ranks", {"contention", key}, sum); total && *total > 0)
       m[std::string("contention.") + key] = *total;
 
