@@ -70,14 +70,17 @@ void write_outputs(const SweepRecord& r, const fs::path& dir) {
   csv.stream() << sweep_csv(r);
   AtomicFile json((dir / "sweep.json").string());
   json.stream() << sweep_json(r).dump(2) << "\n";
-  std::optional<AtomicFile> comparison;
+  std::optional<AtomicFile> comparison, ranking;
   if (const auto axis = comparison_axis(r); axis && !r.shard) {
     comparison.emplace((dir / "comparison.csv").string());
     comparison->stream() << comparison_csv(r, *axis);
+    ranking.emplace((dir / "ranking.csv").string());
+    ranking->stream() << ranking_csv(r, *axis);
   }
   csv.commit();
   json.commit();
   if (comparison) comparison->commit();
+  if (ranking) ranking->commit();
 }
 
 }  // namespace

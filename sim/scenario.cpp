@@ -126,7 +126,20 @@ ParallelSpec read_parallel(MapReader& r) {
   p.dp = static_cast<int>(r.integer_or("dp", 1, 1));
   p.pp = static_cast<int>(r.integer_or("pp", 1, 1));
   p.ep = static_cast<int>(r.integer_or("ep", 1, 1));
-  if (p.ep != 1 && p.ep != p.tp) r.fail("ep", fmt::format("ep spreads experts over the TP group: 1 or tp ({}), got {}", p.tp, p.ep));
+  if (p.ep != 1 && p.ep != p.tp && p.ep != p.tp * p.cp)
+    r.fail("ep", fmt::format("ep spreads experts over the TP group or over all CP x TP GPUs: 1, tp ({}) or tp * cp "
+                             "({}), got {}", p.tp, p.tp * p.cp, p.ep));
+  if (r.has("ep_hot_share")) {
+    p.ep_hot_share = r.number("ep_hot_share");
+    if (p.ep == 1) r.fail("ep_hot_share", "routing skew needs expert parallelism (parallel.ep > 1)");
+    if (p.ep_hot_share < 1.0 / p.ep || p.ep_hot_share > 1)
+      r.fail("ep_hot_share", fmt::format("must be between 1/ep ({}, uniform) and 1", 1.0 / p.ep));
+  }
+  if (r.has("ep_capacity_factor")) {
+    p.ep_capacity_factor = r.number("ep_capacity_factor");
+    if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
+  }
+  p.sequence_parallel = r.flag_or("sequence_parallel", false);
   if (r.has("order")) {
     const YAML::Node list = r.node("order");
     std::vector<std::string> order;

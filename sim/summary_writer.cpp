@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "workloads/expert_routing.hpp"
+
 namespace cpsim {
 namespace {
 
@@ -18,6 +20,16 @@ json by_class(const std::array<double, kTrafficClasses>& v) {
 }
 
 }  // namespace
+
+// The routing the EP all-to-alls and expert kernels used (workloads/expert_routing.hpp).
+json ep_routing_json(const ParallelSpec& p) {
+  const ExpertRouting r = expert_routing(p);
+  return {{"hot_share", p.ep_hot_share == 0 ? 1.0 / p.ep : p.ep_hot_share},
+          {"capacity_factor", p.ep_capacity_factor},
+          {"share_per_ep_rank", r.share},
+          {"hot_rank_load_factor", r.load_factor(0)},
+          {"dropped_share", r.dropped_share}};
+}
 
 json resolved_scenario_json(const Scenario& s) {
   const PlatformSpec& p = s.platform;
@@ -68,7 +80,8 @@ json resolved_scenario_json(const Scenario& s) {
             {"batch", s.run.batch},
             {"dtype", dtype_name(s.run.dtype)}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
-                        {"ep", s.parallel.ep}, {"order", s.parallel.order}}},
+                        {"ep", s.parallel.ep}, {"order", s.parallel.order},
+                        {"sequence_parallel", s.parallel.sequence_parallel}, {"ep_routing", ep_routing_json(s.parallel)}}},
           {"cp", cp_plan},
           {"contention",
            {{"mode", contention_mode_name(s.contention.mode)},

@@ -85,6 +85,21 @@ TEST_CASE("collectives: pairwise all-to-all is n-1 steps of one pair block", "[c
   CHECK(r.makespan_s == Approx(7 * (kLatency_s + pair / kBw_Bps)).epsilon(1e-9));
 }
 
+TEST_CASE("collectives: skewed all-to-all is paced by the hot rank", "[collectives][oracle]") {
+  // 4 ranks; every rank sends H to rank 0 and L to the others. Rank 0 receives H in each of the 3 steps on its one
+  // down port and every step waits for rank 0's previous one: 3 (a + H/B) (the sum of per-step maxima).
+  const double H = 40e6, L = 5e6;
+  std::vector<std::vector<double>> bytes(4, std::vector<double>(4, L));
+  for (int r = 0; r < 4; ++r) bytes[r][0] = H, bytes[r][r] = 0;
+  const auto r = run_alone(4, [&](auto& g, auto& gpus, auto& tag, auto& ready) {
+    return pairwise_alltoallv(g, gpus, bytes, tag, ready);
+  });
+  CHECK(r.flows == 4u * 3);
+  CHECK(r.received_bytes[0] == 3 * H);
+  CHECK(r.received_bytes[2] == 3 * L);
+  CHECK(r.makespan_s == Approx(3 * (kLatency_s + H / kBw_Bps)).epsilon(1e-9));
+}
+
 TEST_CASE("collectives: tree all-reduce takes ceil(log2 n) butterfly steps", "[collectives][oracle]") {
   const double bytes = 1e6;
   CHECK(tree_allreduce_steps(8) == 3);

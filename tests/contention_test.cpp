@@ -74,3 +74,25 @@ TEST_CASE("contention: subtractive slows compute by the SMs comm kernels hold", 
   const ExecutionResult r = execute(g, s.platform, s.contention);
   CHECK(r.finish_s[k] - r.start_s[k] == Approx(1e-3 * 132 / 116).epsilon(1e-9));
 }
+
+TEST_CASE("contention: exclusive serves a GPU first come, first served", "[contention]") {
+  // A chain of three TP transfers of b and a CP transfer of a that becomes ready (after a 0.1 ms kernel) while the
+  // first TP transfer is in flight. The CP transfer queues, then goes before the second TP transfer, which became
+  // ready later: CP ends at (lat + b/B) + (lat + a/B), the chain at 3 (lat + b/B) + (lat + a/B).
+  const Scenario s = test::scenario_from(kTwoGpus, {"contention.mode=exclusive"});
+  TaskGraph g(s.platform.gpu_count());
+  const TaskId k = g.add_compute(0, "kernel", -1, 0, 1e-4, 1, 1);
+  const TaskId cp = g.add_flow(0, 1, a, Traffic::CP, "cp", -1, 0);
+  g.depend(cp, k);
+  TaskId prev = g.add_flow(0, 1, b, Traffic::TP, "tp", -1, 0);
+  for (int i = 1; i < 3; ++i) {
+    const TaskId next = g.add_flow(0, 1, b, Traffic::TP, "tp", -1, i);
+    g.depend(next, prev);
+    prev = next;
+  }
+  const ExecutionResult r = execute(g, s.platform, s.contention);
+  CHECK(lat + b / B > 1e-4);  // the CP transfer is ready while the first TP transfer is in flight
+  CHECK(r.finish_s[cp] == Approx((lat + b / B) + (lat + a / B)).epsilon(1e-9));
+  CHECK(r.start_s[cp] - r.ready_s[cp] == Approx(lat + b / B - 1e-4).epsilon(1e-9));  // the wait reported
+  CHECK(r.makespan_s == Approx(3 * (lat + b / B) + (lat + a / B)).epsilon(1e-9));
+}

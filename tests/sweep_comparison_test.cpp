@@ -33,3 +33,21 @@ TEST_CASE("sweep comparison: the fastest candidate per point", "[sweep][comparis
   no_choice.axes = {{"parallel.cp", {"2"}}};
   CHECK_FALSE(comparison_axis(no_choice));
 }
+
+TEST_CASE("sweep ranking: candidates fastest first, with what explains the gaps", "[sweep][comparison]") {
+  SweepRecord r;
+  r.axes = {{"contention.mode", {"fair", "exclusive", "staggered"}}};
+  r.points = {point(0, {"fair"}, "ok", 1.5), point(1, {"exclusive"}, "ok", 2.0), point(2, {"staggered"}, "ok", 1.0)};
+  r.points[1].metrics["contention.flow_wait_s"] = 0.5;
+  r.points[0].metrics["contention.cp_overlap_with_tp_ep_s"] = 0.25;
+  const auto axis = comparison_axis(r);
+  REQUIRE(axis == 0u);
+  // Ratios to the fastest (1.0): 1.5, 2; absent metrics are 0.
+  CHECK(ranking_csv(r, *axis) ==
+        "rank,contention.mode,makespan_s,vs_fastest,critical_exposed_comm_s,critical_idle_s,"
+        "contention.cp_overlap_with_tp_ep_s,contention.flow_wait_s,contention.flow_slowdown_s,"
+        "contention.compute_slowdown_s\n"
+        "1,staggered,1,1,0,0,0,0,0,0\n"
+        "2,fair,1.5,1.5,0,0,0.25,0,0,0\n"
+        "3,exclusive,2,2,0,0,0,0.5,0,0\n");
+}

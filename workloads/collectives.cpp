@@ -108,6 +108,18 @@ RankTasks pairwise_alltoall(TaskGraph& g, const std::vector<int>& gpus, double b
   return run_steps(g, gpus, shifted_steps(n, bytes_per_pair, false), tag, ready);
 }
 
+RankTasks pairwise_alltoallv(TaskGraph& g, const std::vector<int>& gpus,
+                             const std::vector<std::vector<double>>& bytes, const CollectiveTag& tag,
+                             const RankTasks& ready) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return ready;
+  std::vector<std::vector<StepMessage>> steps(n - 1);
+  for (int s = 0; s < n - 1; ++s)
+    for (int r = 0; r < n; ++r)
+      if (const int to = (r + s + 1) % n; bytes[r][to] > 0) steps[s].push_back({r, to, bytes[r][to]});
+  return run_steps(g, gpus, steps, tag, ready);
+}
+
 int tree_allreduce_steps(int n) {
   int p = 1, levels = 0;
   while (p * 2 <= n) p *= 2, ++levels;

@@ -72,6 +72,12 @@ RankTasks hierarchical_allgather(TaskGraph& g, const std::vector<int>& gpus, int
 RankTasks pairwise_alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair,
                             const CollectiveTag& tag, const RankTasks& ready);
 
+// Pairwise all-to-all with per-pair sizes: step k as above, rank r sending bytes[r][(r+k) mod n] (none if 0).
+// A step waits only for the ranks it pairs, so the time is at most sum over k of (a + max_r bytes[r][(r+k)%n] / B).
+RankTasks pairwise_alltoallv(TaskGraph& g, const std::vector<int>& gpus,
+                             const std::vector<std::vector<double>>& bytes, const CollectiveTag& tag,
+                             const RankTasks& ready);
+
 // Tree (recursive-doubling) all-reduce of `bytes` per rank: for n a power of two, log2(n) steps in which rank r
 // exchanges the whole buffer with r XOR 2^k. Otherwise the p = 2^floor(log2 n) first ranks run the butterfly, the
 // n-p others first send their buffer to rank r-p and get the result back at the end (2 more steps).

@@ -82,7 +82,10 @@ struct ParallelSpec {
   int tp = 1;
   int dp = 1;  // replicas of the CP x TP group (placement only: every replica runs the same schedule)
   int pp = 1;  // pipeline stages (placement only, as dp)
-  int ep = 1;  // expert parallelism for MoE layers: 1, or tp (experts spread over the TP group)
+  int ep = 1;  // expert parallelism for MoE layers: 1, tp (experts over the TP group) or tp * cp (over all GPUs)
+  double ep_hot_share = 0;        // share of each GPU's routed tokens sent to EP rank 0's experts; 0 = uniform
+  double ep_capacity_factor = 0;  // cap on an EP rank's routed load, times the uniform load; 0 = no cap
+  bool sequence_parallel = false;  // TP all-gather + reduce-scatter around each half instead of all-reduces
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
 };

@@ -1,8 +1,10 @@
 #include "workloads/prefill.hpp"
 
 #include <algorithm>
+#include <deque>
 
 #include "workloads/attention_lowering.hpp"
+#include "workloads/expert_routing.hpp"
 #include "workloads/partition.hpp"
 
 namespace cpsim {
@@ -31,18 +33,21 @@ KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n) {
 class PrefillBuilder {
  public:
   PrefillBuilder(const WorkloadInputs& in, int gpu_count)
-      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
+      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)), g_(gpu_count) {}
 
   TaskGraph build() {
     // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
     // micro-batch's TP/EP collectives can run while the next one's attention moves CP traffic.
     const int mbs = in_.run.micro_batches;
     std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));  // per GPU: what the next layer waits for
+    // Sequence parallelism starts from the embedding's T/tp shard per rank.
+    std::deque<bool> sharded(mbs, in_.parallel.sequence_parallel && in_.parallel.tp > 1);
     for (int l = 0; l < in_.model.layers; ++l) {
       // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
       std::vector<AttentionHalf> halves;
-      for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, ready[mb]));
-      for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done);
+      for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, ready[mb], sharded[mb]));
+      for (int mb = 0; mb < mbs; ++mb)
+        ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
       if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
     }
     if (in_.run.phase == "train")  // training: the backward pass, last layer first
@@ -80,14 +85,46 @@ class PrefillBuilder {
     });
   }
 
-  // EP all-to-all inside every TP group (uniform routing): each GPU routes its 1/ep share of the tokens, top_k
-  // copies each, spread evenly over the ep GPUs: T/ep * top_k/ep * d_model * s to every peer.
-  RankTasks expert_alltoall(int layer, const RankTasks& ready, const char* name) {
-    const int ep = in_.parallel.ep;
-    const double pair_bytes = shape_.tokens / ep * double(in_.model.moe.top_k) / ep * in_.model.d_model * shape_.dtype_bytes;
+  // Ring all-gather / reduce-scatter over every TP group (sequence parallelism: activations outside the TP GEMMs
+  // are sharded T/tp per rank). `bytes` is the whole activation, T x d_model.
+  RankTasks tp_allgather(int layer, double bytes, const RankTasks& ready, const char* name) {
+    if (in_.parallel.tp == 1) return ready;
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
-      return pairwise_alltoall(g_, group, pair_bytes, {Traffic::EP, name, layer}, group_ready);
+      return ring_allgather(g_, group, bytes / in_.parallel.tp, {Traffic::TP, name, layer}, group_ready);
     });
+  }
+  RankTasks tp_reduce_scatter(int layer, double bytes, const RankTasks& ready, const char* name) {
+    if (in_.parallel.tp == 1) return ready;
+    return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
+      return ring_reduce_scatter(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+    });
+  }
+
+  // EP all-to-all over every EP group (workloads/expert_routing.hpp): each GPU routes its 1/tp share of its TP
+  // group's tokens, top_k copies of d_model each (R bytes), sending EP rank j the share s_j of them; the combine
+  // returns the same bytes the other way.
+  RankTasks expert_alltoall(int layer, const RankTasks& ready, const char* name, bool combine) {
+    const double routed_bytes = shape_.tokens / in_.parallel.tp * double(in_.model.moe.top_k) * in_.model.d_model *
+                                shape_.dtype_bytes;
+    RankTasks out(ready.size());
+    for (const auto& group : layout_.ep_groups()) {
+      const int n = static_cast<int>(group.size());
+      std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0));
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i != j) (combine ? bytes[j][i] : bytes[i][j]) = routed_bytes * routing_.share[j];
+      RankTasks group_ready;
+      for (int gpu : group) group_ready.push_back(ready[gpu]);
+      const RankTasks done = pairwise_alltoallv(g_, group, bytes, {Traffic::EP, name, layer}, group_ready);
+      for (int i = 0; i < n; ++i) out[group[i]] = done[i];
+    }
+    return out;
+  }
+
+  // EP rank of a GPU within its EP group.
+  int ep_rank(int gpu) const {
+    const RankCoord c = layout_.coord(gpu);
+    return in_.parallel.ep == in_.parallel.tp ? c.tp : c.cp * in_.parallel.tp + c.tp;
   }
 
   static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }
@@ -124,13 +161,10 @@ class PrefillBuilder {
     RankTasks done;
   };
 
-  RankTasks layer(int index, const RankTasks& ready) {
-    const AttentionHalf a = attention_half(index, ready);
-    return ffn_half(index, a.layer, a.done);
-  }
-
   // The attention half of layer `index`: QKV, the CP attention lowering(s), the output projection, TP all-reduce.
-  AttentionHalf attention_half(int index, const RankTasks& ready) {
+  // `sharded`: whether each GPU holds only its T/tp share of the activations (sequence parallelism after a
+  // reduce-scatter, or EP after a combine), so the TP GEMMs must all-gather them first; updated on return.
+  AttentionHalf attention_half(int index, const RankTasks& layer_input, bool& sharded) {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
     const std::string& kind = in_.model.layer_kind(index);
     const std::vector<std::string> parts = split_layer_kind(kind);
@@ -139,6 +173,7 @@ class PrefillBuilder {
     const int layer = g_.add_layer(kind, algorithms);
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, layer_input, "tp allgather attn") : layer_input;
     RankTasks after_qkv(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width()),
@@ -154,36 +189,50 @@ class PrefillBuilder {
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d), after_attn[gpu])};
-    return {layer, tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn")};
+    sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
+    return {layer, sharded ? tp_reduce_scatter(layer, t * d * s, after_o, "tp reducescatter attn")
+                           : tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn")};
   }
 
   // The FFN half of layer `index` (registered as `layer`): the dense or MoE FFN, EP all-to-alls, TP all-reduce.
-  RankTasks ffn_half(int index, int layer, const RankTasks& after_ar1) {
+  RankTasks ffn_half(int index, int layer, const RankTasks& after_attn, bool& sharded) {
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
 
     RankTasks after_ffn(gpus);
-    // MoE layers run top_k routed + shared experts per token. With parallel.ep = tp the experts are spread over
-    // the TP group: an all-to-all dispatches the tokens to their experts' GPUs and another combines the results.
+    // MoE layers run top_k routed + shared experts per token. With parallel.ep > 1 the routed experts are spread
+    // over the EP group: an all-to-all dispatches the tokens to their experts' GPUs and another combines the
+    // results; a GPU's routed work follows its share of the routing (skew makes EP rank 0 the straggler).
     const MoeSpec& moe = in_.model.moe;
     const bool moe_layer = moe.experts > 0 && index >= moe.first_dense_layers;
-    const double ffn =
-        (moe_layer ? double(moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
-        in_.parallel.tp;
     const bool ep = moe_layer && in_.parallel.ep > 1;
-    const RankTasks ffn_in = ep ? expert_alltoall(layer, after_ar1, "ep dispatch") : after_ar1;
+    // EP dispatches each GPU's T/tp share: from a sequence-parallel shard as it is, otherwise from the full copy.
+    const RankTasks ffn_in = ep ? expert_alltoall(layer, after_attn, "ep dispatch", false)
+                             : sharded ? tp_allgather(layer, t * d * s, after_attn, "tp allgather ffn")
+                                       : after_attn;
     for (int gpu = 0; gpu < gpus; ++gpu) {
+      const double routed = ep ? moe.top_k * routing_.load_factor(ep_rank(gpu)) : moe.top_k;
+      const double ffn = (moe_layer ? (routed + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
+                         in_.parallel.tp;
       KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
       KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};
       after_ffn[gpu] = {compute(gpu, "ffn", layer, both, ffn_in[gpu])};
     }
-    if (ep) after_ffn = expert_alltoall(layer, after_ffn, "ep combine");
-    return tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
+    if (ep) {
+      // The combine returns each GPU its own share's results: the TP group holds T/tp each, gathered later.
+      const RankTasks combined = expert_alltoall(layer, after_ffn, "ep combine", true);
+      sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
+      return sharded ? combined : tp_allgather(layer, t * d * s, combined, "tp allgather ffn");
+    }
+    sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
+    return sharded ? tp_reduce_scatter(layer, t * d * s, after_ffn, "tp reducescatter ffn")
+                   : tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
   }
 
   const WorkloadInputs& in_;
   ShardShape shape_;
   RankLayout layout_;
+  ExpertRouting routing_;
   TaskGraph g_;
 };
 

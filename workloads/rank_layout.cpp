@@ -24,4 +24,16 @@ std::vector<int> RankLayout::tp_group(int cp_rank) const {
   return g;
 }
 
+std::vector<std::vector<int>> RankLayout::ep_groups() const {
+  std::vector<std::vector<int>> groups;
+  if (p_.ep == p_.tp) {
+    for (int c = 0; c < p_.cp; ++c) groups.push_back(tp_group(c));
+  } else {
+    groups.emplace_back();
+    for (int c = 0; c < p_.cp; ++c)
+      for (int t = 0; t < p_.tp; ++t) groups.back().push_back(gpu(c, t));
+  }
+  return groups;
+}
+
 }  // namespace cpsim

@@ -29,6 +29,8 @@ class RankLayout {
   int used_gpus() const { return p_.cp * p_.tp; }
   std::vector<int> cp_group(int tp_rank) const;  // GPUs of one CP ring, in CP-rank order
   std::vector<int> tp_group(int cp_rank) const;  // GPUs of one TP group, in TP-rank order
+  // EP groups for MoE layers: each TP group (ep = tp) or all the replica's GPUs (ep = tp * cp), in EP-rank order.
+  std::vector<std::vector<int>> ep_groups() const;
 
  private:
   ParallelSpec p_;
