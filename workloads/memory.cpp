@@ -24,12 +24,24 @@ double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, cons
 
 }  // namespace
 
+LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer) {
+  const ModelSpec& m = in.model;
+  const double s = dtype_bytes(in.run.dtype), d = m.d_model, tp = in.parallel.tp;
+  const double attention = d * (m.q_width() + 2 * m.d_kv()) + double(m.q_width()) * d;
+  const bool moe_layer = m.moe.experts > 0 && layer >= m.moe.first_dense_layers;
+  if (!moe_layer) return {(attention + 3.0 * d * m.ffn_dim) / tp * s, 0};
+  const double expert = 3.0 * d * m.moe.expert_ffn_dim;  // SwiGLU gate, up, down
+  const double routed = double(m.moe.experts) * expert / (in.parallel.ep > 1 ? in.parallel.ep : tp) * s;
+  return {(attention + m.moe.shared_experts * expert) / tp * s + routed, routed};
+}
+
 MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   const ShardShape sh = shard_shape(in);
   const double s = sh.dtype_bytes, t = sh.tokens, d = in.model.d_model;
   const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
   MemoryBreakdown m;
-  m.weights_bytes = (in.model.layers * in.model.layer_params() + in.model.embedding_params()) / in.parallel.tp * s;
+  m.weights_bytes = in.model.embedding_params() / in.parallel.tp * s;
+  for (int l = 0; l < in.model.layers; ++l) m.weights_bytes += layer_weight_bytes(in, l).total;
   for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
   m.activations_bytes =
       t * s * (2 * d + sh.q_width() + 2 * sh.kv_width() + 2 * 2 * sh.kv_width() + sh.q_width() + 2 * ffn);

@@ -1,5 +1,6 @@
 // What one GPU must hold during a prefill (docs/model.md, "Memory"):
-//   weights     = (layers * layer_params + 2 * vocab * d_model) / tp * s
+//   weights     = sum over layers of layer_weight_bytes + 2 * vocab * d_model / tp * s (MoE layers: shared experts
+//                 split over tp, routed experts over ep, or over tp when ep = 1)
 //   kv_cache    = sum over layers of the layer kind's cache (memory.cpp): tokens * 2 * d_kv_gpu * s for dense layers
 //   activations = tokens * s * (2*d_model + q_w + 2*d_kv_gpu          (residual + normed input, Q/K/V)
 //                               + 2 * 2*d_kv_gpu                      (two ring receive buffers: double buffering)
@@ -16,6 +17,14 @@ struct MemoryBreakdown {
   double activations_bytes = 0;
   double total_bytes() const { return weights_bytes + kv_cache_bytes + activations_bytes; }
 };
+
+// One layer's weights on one GPU: what every CP rank also holds (attention, dense FFN or shared experts, and the
+// routed experts unless they are spread over CP too), and the routed experts' part of it.
+struct LayerWeightBytes {
+  double total = 0;
+  double routed_experts = 0;
+};
+LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer);
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in);
 
