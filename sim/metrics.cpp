@@ -63,7 +63,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   m.makespan_s = r.makespan_s;
   m.tasks = g.tasks().size();
   m.flows = g.flow_count();
-  const int gpus = RankLayout(s.parallel).used_gpus();
+  const int gpus = RankLayout(s.parallel).simulated_gpus();
   const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
   const MemoryBreakdown memory = prefill_memory(in);
   const RankLayout layout(s.parallel);
@@ -72,6 +72,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     rm.gpu = gpu;
     rm.node = s.platform.gpus[gpu].node;
     rm.local_gpu = s.platform.gpus[gpu].local_gpu;
+    rm.dp_rank = layout.replica(gpu).first;
     rm.cp_rank = layout.coord(gpu).cp;
     rm.tp_rank = layout.coord(gpu).tp;
     rm.memory = memory;

@@ -37,7 +37,7 @@ struct LayerMetrics {
 };
 
 struct RankMetrics {
-  int gpu = 0, node = 0, local_gpu = 0, cp_rank = 0, tp_rank = 0;
+  int gpu = 0, node = 0, local_gpu = 0, dp_rank = 0, cp_rank = 0, tp_rank = 0;
   double compute_busy_s = 0;
   double exposed_comm_s = 0;
   ContentionMetrics contention;

@@ -119,7 +119,7 @@ RunSpec read_run(MapReader& r) {
   return run;
 }
 
-ParallelSpec read_parallel(MapReader& r) {
+ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
   ParallelSpec p;
   p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
   p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
@@ -140,6 +140,9 @@ ParallelSpec read_parallel(MapReader& r) {
     if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
   }
   p.sequence_parallel = r.flag_or("sequence_parallel", false);
+  p.grad_sync = r.choice_or("grad_sync", {"overlap", "end", "none"}, phase == "train" ? "overlap" : "none");
+  if (phase != "train" && p.grad_sync != "none")
+    r.fail("grad_sync", "gradients are synchronized in training only (run.phase: train)");
   if (r.has("order")) {
     const YAML::Node list = r.node("order");
     std::vector<std::string> order;
@@ -154,6 +157,15 @@ ParallelSpec read_parallel(MapReader& r) {
       r.fail("order", "cp and tp must be the two innermost degrees (dp and pp replicas lie outside them)");
     p.order = order;
     p.cp_inner = order[0] == "cp";
+  }
+  if (p.grad_sync != "none") {
+    p.simulated_dp = p.dp;
+    // Replicas are simulated side by side on consecutive GPU blocks, so pipeline stages may not sit between them.
+    const auto at = [&](const char* d) { return std::find(p.order.begin(), p.order.end(), d); };
+    if (p.dp > 1 && p.pp > 1 && at("pp") < at("dp"))
+      r.fail(r.has("order") ? "order" : "grad_sync",
+             "gradient sync simulates the dp replicas of pipeline stage 0 side by side: put dp inside pp in "
+             "parallel.order, e.g. [tp, cp, dp, pp]");
   }
   r.finish();
   return p;
@@ -316,7 +328,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   if (top.has("parallel")) {
     MapReader r = top.map("parallel");
-    s.parallel = read_parallel(r);
+    s.parallel = read_parallel(r, s.run.phase);
+  } else if (s.run.phase == "train") {
+    s.parallel.grad_sync = "overlap";  // the default (cp = tp = dp = 1: nothing to synchronize)
   }
   if (top.has("cp")) {
     MapReader r = top.map("cp");

@@ -23,14 +23,21 @@ struct CommSlice {
   bool send;
 };
 
+struct LayerSlice {
+  std::int64_t start_ns, end_ns;
+  int layer, gpu, stream;
+};
+
 class TraceBuilder {
  public:
   TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r)
-      : out_(out), s_(s), g_(g), r_(r), gpus_(RankLayout(s.parallel).used_gpus()) {}
+      : out_(out), s_(s), g_(g), r_(r), gpus_(RankLayout(s.parallel).simulated_gpus()) {}
 
   TraceStats write() {
     out_ << "{\"traceEvents\":[\n";
-    assign_lanes();
+    std::vector<int> next_stream(gpus_, kComputeStream + 1);  // per GPU: the next free thread after compute
+    assign_layer_lanes(next_stream);
+    assign_lanes(next_stream);
     write_metadata();
     write_layers();
     write_tasks();
@@ -50,7 +57,7 @@ class TraceBuilder {
   int tid(int gpu, int stream) const { return pid(gpu) * 100 + stream; }
 
   // Lanes: greedy first-fit over slices sorted by start, per (gpu, class, direction) family.
-  void assign_lanes() {
+  void assign_lanes(std::vector<int>& next_stream) {
     // Keyed (gpu, class, is_recv) so that a GPU's send lanes come before its receive lanes.
     std::map<std::tuple<int, int, bool>, std::vector<CommSlice>> families;
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
@@ -60,7 +67,6 @@ class TraceBuilder {
       families[{t.gpu, int(t.traffic), false}].push_back({s, e, i, true});
       families[{t.peer, int(t.traffic), true}].push_back({recv_start_ns(i), e, i, false});
     }
-    std::vector<int> next_stream(gpus_, kComputeStream + 1);
     for (auto& [key, slices] : families) {
       auto [gpu, cls, is_recv] = key;
       const bool send = !is_recv;
@@ -95,8 +101,10 @@ class TraceBuilder {
       const auto& slot = s_.platform.gpus[gpu];
       const auto c = layout.coord(gpu);
       const int p = pid(gpu);
-      event(fmt::format(R"J({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"node{} gpu{} (cp{} tp{})"}}}})J",
-                        p, slot.node, slot.local_gpu, c.cp, c.tp));
+      // Replicas simulated side by side (gradient sync) also name their DP rank.
+      const std::string dp = s_.parallel.simulated_dp > 1 ? fmt::format("dp{} ", layout.replica(gpu).first) : "";
+      event(fmt::format(R"J({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"node{} gpu{} ({}cp{} tp{})"}}}})J",
+                        p, slot.node, slot.local_gpu, dp, c.cp, c.tp));
       event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", p, gpu));
       thread_names_[{gpu, kLayersStream}] = "layers";
       thread_names_[{gpu, kComputeStream}] = "compute";
@@ -118,7 +126,9 @@ class TraceBuilder {
     ++stats_.slices;
   }
 
-  void write_layers() {
+  // A GPU's window in each layer (first task start to last task end). Micro-batches interleave layers, so windows
+  // of one GPU may overlap: first-fit lanes "layers", "layers 2", ... keep every lane properly nested.
+  void assign_layer_lanes(std::vector<int>& next_stream) {
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> span(
         g_.layers().size(), std::vector<std::pair<std::int64_t, std::int64_t>>(gpus_, {INT64_MAX, -1}));
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
@@ -131,14 +141,34 @@ class TraceBuilder {
         b = std::max(b, to_ns(r_.finish_s[i]));
       }
     }
-    for (std::size_t l = 0; l < span.size(); ++l)
-      for (int gpu = 0; gpu < gpus_; ++gpu) {
-        const auto [a, b] = span[l][gpu];
-        if (b < 0) continue;
-        const LayerInfo& info = g_.layers()[l];
-        slice(gpu, kLayersStream, a, b, "layer", fmt::format("layer {}", l),
-              fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", l, info.kind, info.cp_algorithm));
+    for (int gpu = 0; gpu < gpus_; ++gpu) {
+      std::vector<LayerSlice> slices;
+      for (std::size_t l = 0; l < span.size(); ++l)
+        if (span[l][gpu].second >= 0) slices.push_back({span[l][gpu].first, span[l][gpu].second, int(l), gpu, 0});
+      std::stable_sort(slices.begin(), slices.end(),
+                       [](const LayerSlice& a, const LayerSlice& b) { return a.start_ns < b.start_ns; });
+      std::vector<std::pair<std::int64_t, int>> lanes;  // (end of its last slice, stream)
+      for (auto& sl : slices) {
+        std::size_t lane = 0;
+        while (lane < lanes.size() && lanes[lane].first > sl.start_ns) ++lane;
+        if (lane == lanes.size()) {
+          const int stream = lane == 0 ? kLayersStream : next_stream[gpu]++;
+          lanes.emplace_back(0, stream);
+          thread_names_[{gpu, stream}] = lane == 0 ? "layers" : fmt::format("layers {}", lane + 1);
+        }
+        lanes[lane].first = sl.end_ns;
+        sl.stream = lanes[lane].second;
+        layer_slices_.push_back(sl);
       }
+    }
+  }
+
+  void write_layers() {
+    for (const LayerSlice& sl : layer_slices_) {
+      const LayerInfo& info = g_.layers()[sl.layer];
+      slice(sl.gpu, sl.stream, sl.start_ns, sl.end_ns, "layer", fmt::format("layer {}", sl.layer),
+            fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", sl.layer, info.kind, info.cp_algorithm));
+    }
   }
 
   void write_tasks() {
@@ -216,6 +246,7 @@ class TraceBuilder {
   bool first_ = true;
   TraceStats stats_;
   std::map<std::tuple<int, int, bool, int>, int> lanes_;
+  std::vector<LayerSlice> layer_slices_;
   std::map<std::pair<int, int>, std::string> thread_names_;
   std::map<TaskId, int> send_stream_, recv_stream_;
 };

@@ -41,3 +41,47 @@ TEST_CASE("train: activations of every layer are kept", "[train][memory]") {
   CHECK(b.activations_bytes == 4 * a.activations_bytes);
   CHECK(b.weights_bytes == a.weights_bytes);
 }
+
+namespace {
+// llama3-8b layer weights on one GPU at tp = 2: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096 = 41,943,040
+// params, SwiGLU FFN 3 x 4096 x 14336 = 176,160,768; (41,943,040 + 176,160,768) / 2 x 2 bytes.
+constexpr double kLayerGradBytes = (41943040.0 + 176160768.0) / 2 * 2;
+
+double dp_sent(const test::Run& r, int gpu) {
+  return r.metrics.ranks[gpu].bytes_sent[static_cast<std::size_t>(Traffic::DP)];
+}
+}  // namespace
+
+TEST_CASE("train: gradients are all-reduced over the DP x CP group, per layer", "[train][grad_sync]") {
+  // dp 2 x cp 2 x tp 2 on 8 GPUs: both replicas simulated; each TP rank's group has dp x cp = 4 GPUs, so a ring
+  // all-reduce sends 2 x 3/4 of the layer's gradient bytes per GPU, for each of the 2 layers.
+  const test::Run r = test::simulate(test::scenario_from(
+      test::kSmallScenario, {"model.layers=2", "run.phase=train", "run.seq_len=16K", "parallel.cp=2", "parallel.tp=2",
+                             "parallel.dp=2"}));
+  REQUIRE(r.metrics.ranks.size() == 8u);
+  for (int gpu = 0; gpu < 8; ++gpu) CHECK(dp_sent(r, gpu) == 2 * 1.5 * kLayerGradBytes);
+  CHECK(r.metrics.ranks[5].dp_rank == 1);
+  // Overlap: the last layer's bucket starts while the first layer's backward still computes.
+  double first_dp_start = 1e300, last_compute_end = 0;
+  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
+    const Task& t = r.graph.task(static_cast<TaskId>(i));
+    if (t.traffic == Traffic::DP) first_dp_start = std::min(first_dp_start, r.result.start_s[i]);
+    if (t.kind == TaskKind::COMPUTE) last_compute_end = std::max(last_compute_end, r.result.finish_s[i]);
+  }
+  CHECK(first_dp_start < last_compute_end);
+}
+
+TEST_CASE("train: grad_sync end reduces every layer after the backward", "[train][grad_sync]") {
+  const test::Run r = test::simulate(test::scenario_from(
+      test::kSmallScenario, {"model.layers=2", "run.phase=train", "run.seq_len=16K", "parallel.cp=4",
+                             "parallel.grad_sync=end"}));
+  // dp 1: the group is the CP group (4 GPUs, tp 1: whole layers): 2 x 3/4 x 2 layers x 2 x the tp = 2 bytes above.
+  for (int gpu = 0; gpu < 4; ++gpu) CHECK(dp_sent(r, gpu) == 2 * 1.5 * 2 * kLayerGradBytes);
+  double first_dp_start = 1e300, last_compute_end = 0;
+  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
+    const Task& t = r.graph.task(static_cast<TaskId>(i));
+    if (t.traffic == Traffic::DP) first_dp_start = std::min(first_dp_start, r.result.start_s[i]);
+    if (t.kind == TaskKind::COMPUTE) last_compute_end = std::max(last_compute_end, r.result.finish_s[i]);
+  }
+  CHECK(first_dp_start >= last_compute_end);
+}

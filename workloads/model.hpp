@@ -86,6 +86,10 @@ struct ParallelSpec {
   double ep_hot_share = 0;        // share of each GPU's routed tokens sent to EP rank 0's experts; 0 = uniform
   double ep_capacity_factor = 0;  // cap on an EP rank's routed load, times the uniform load; 0 = no cap
   bool sequence_parallel = false;  // TP all-gather + reduce-scatter around each half instead of all-reduces
+  // Training: gradient all-reduce over the DP x CP group (ranks holding the same weights), per layer as soon as
+  // its backward is done (overlap), once after the backward (end), or not simulated (none).
+  std::string grad_sync = "none";
+  int simulated_dp = 1;  // DP replicas simulated side by side: dp when gradients are synchronized, else 1
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
 };

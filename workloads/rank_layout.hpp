@@ -27,6 +27,8 @@ class RankLayout {
   // Replica of a GPU: (dp, pp) ranks, in the order they nest outside the CP x TP group.
   std::pair<int, int> replica(int gpu) const;
   int used_gpus() const { return p_.cp * p_.tp; }
+  // GPUs the simulation runs: one CP x TP replica, or simulated_dp of them on consecutive blocks.
+  int simulated_gpus() const { return used_gpus() * p_.simulated_dp; }
   std::vector<int> cp_group(int tp_rank) const;  // GPUs of one CP ring, in CP-rank order
   std::vector<int> tp_group(int cp_rank) const;  // GPUs of one TP group, in TP-rank order
   // EP groups for MoE layers: each TP group (ep = tp) or all the replica's GPUs (ep = tp * cp), in EP-rank order.

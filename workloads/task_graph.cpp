@@ -93,6 +93,26 @@ TaskGraph::Successors TaskGraph::successors(TaskId id) const {
   return {base + successor_offsets_[id], base + successor_offsets_[id + 1]};
 }
 
+void TaskGraph::replicate(int copies, int gpu_stride) {
+  const std::size_t n = tasks_.size(), e = edges_.size();
+  tasks_.reserve(n * copies);
+  edges_.reserve(e * copies);
+  for (int k = 1; k < copies; ++k) {
+    const int gpu_offset = k * gpu_stride;
+    const TaskId id_offset = static_cast<TaskId>(k * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      Task t = tasks_[i];
+      t.gpu += gpu_offset;
+      if (t.peer >= 0) t.peer += gpu_offset;
+      if (t.kind == TaskKind::FLOW) ++flow_count_;
+      tasks_.push_back(t);
+    }
+    for (std::size_t i = 0; i < e; ++i) edges_.emplace_back(edges_[i].first + id_offset, edges_[i].second + id_offset);
+    for (int gpu = 0; gpu < gpu_stride; ++gpu)
+      if (last_compute_[gpu] >= 0) last_compute_[gpu + gpu_offset] = last_compute_[gpu] + id_offset;
+  }
+}
+
 void TaskGraph::depend_all(TaskId task, const std::vector<TaskId>& prerequisites) {
   for (TaskId p : prerequisites) depend(task, p);
 }

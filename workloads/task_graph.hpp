@@ -52,6 +52,10 @@ class TaskGraph {
   void depend(TaskId task, TaskId prerequisite);
   void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
 
+  // Appends copies 1..copies-1 of the whole graph, copy k on GPUs shifted by k * gpu_stride and task ids by k * the
+  // current size (data-parallel replicas side by side; the graph must use GPUs [0, gpu_stride) only).
+  void replicate(int copies, int gpu_stride);
+
   // The tasks that wait for `id`. Dependencies are kept as one edge list (no allocation per task: graphs reach
   // millions of tasks) and indexed by prerequisite on first use after a change.
   struct Successors {
