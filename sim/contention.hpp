@@ -9,6 +9,7 @@
 //                than sum_k NC_k * b_channel (a kernel's channels bound its throughput). Its SMs are taken from
 //                compute: a kernel that starts while m flows touch its GPU runs on SM - m * NC SMs, i.e. takes
 //                SM / (SM - m * NC) of its roofline time.
+// The modes are policies behind one interface (sim/contention_policy.hpp) that the executor consults.
 // docs/contention.md documents the parameters and their defaults.
 #pragma once
 #include <string>

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <array>
 #include <list>
 #include <map>
 #include <simgrid/kernel/Timer.hpp>
@@ -12,6 +11,7 @@
 #include <xbt/log.h>
 
 #include "platforms/simgrid_platform.hpp"
+#include "sim/contention_policy.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -21,9 +21,8 @@ namespace {
 class DagRunner {
  public:
   DagRunner(const TaskGraph& graph, std::vector<sg4::Host*> hosts, std::vector<sg4::Link*> links,
-            const ContentionSpec& contention, int sm_count, ExecutionResult& out)
-      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), spec_(contention), sm_count_(sm_count),
-        out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
+            const ContentionPolicy& policy, ExecutionResult& out)
+      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), policy_(policy), out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
         gpu_classes_(hosts_.size()), gpu_queued_(hosts_.size()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
@@ -40,23 +39,20 @@ class DagRunner {
   }
 
  private:
-  using ClassCounts = std::array<int, kTrafficClasses>;
-
   void start(TaskId id) {
     const Task& t = g_.task(id);
     out_.ready_s[id] = sg4::Engine::get_clock();
     if (t.kind == TaskKind::COMPUTE) {
       // The roofline already decided the duration and a GPU's kernels run one at a time (FIFO stream), so a
       // compute task is a timer: no resource to share, and no entry in SimGrid 3.32's O(in-flight) activity list.
-      // Subtractive contention stretches it by the SMs the comm kernels touching its GPU hold when it starts.
+      // The policy may stretch it by the SMs the comm kernels touching its GPU hold when it starts (subtractive).
       const double start_s = sg4::Engine::get_clock();
-      double duration_s = t.duration_s;
-      if (spec_.mode == ContentionMode::SUBTRACTIVE) duration_s *= spec_.compute_stretch(sm_count_, kernels_on(t.gpu));
+      const double duration_s = t.duration_s * policy_.compute_stretch(kernels_on(t.gpu));
       simgrid::kernel::timer::Timer::set(start_s + duration_s, [this, id, start_s] {
         complete(id, start_s, sg4::Engine::get_clock());
       });
-    } else if (spec_.mode == ContentionMode::EXCLUSIVE && (!gate_open(t) || queued_ahead(t))) {
-      enqueue(id);  // another class is busy on, or already waiting for, one of its GPUs
+    } else if (!policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(gpu_queued_, t))) {
+      enqueue(id);  // e.g. exclusive: another class is busy on, or already waiting for, one of its GPUs
     } else {
       launch_flow(id);
     }
@@ -78,21 +74,11 @@ class DagRunner {
     return n;
   }
 
-  // Exclusive: no flow of another class touches the sender or the receiver.
-  bool gate_open(const Task& t) const {
-    for (int gpu : {t.gpu, t.peer})
-      for (int c = 0; c < kTrafficClasses; ++c)
-        if (c != int(t.traffic) && gpu_classes_[gpu][c] > 0) return false;
-    return true;
-  }
-
-  // Exclusive is first come, first served per GPU: a ready flow also waits behind an earlier queued flow of
-  // another class on one of its GPUs, so a chain of short flows of one class cannot starve the other class.
-  bool queued_ahead(const Task& t) const {
-    for (int gpu : {t.gpu, t.peer})
-      for (int c = 0; c < kTrafficClasses; ++c)
-        if (c != int(t.traffic) && gpu_queued_[gpu][c] > 0) return true;
-    return false;
+  // Per-class counts over a flow's sender and receiver.
+  static ClassCounts on_pair(const std::vector<ClassCounts>& per_gpu, const Task& t) {
+    ClassCounts c = per_gpu[t.gpu];
+    for (int k = 0; k < kTrafficClasses; ++k) c[k] += per_gpu[t.peer][k];
+    return c;
   }
 
   void enqueue(TaskId id) {
@@ -102,39 +88,32 @@ class DagRunner {
     ++gpu_queued_[t.peer][int(t.traffic)];
   }
 
-  // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the mode.
+  // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the policy.
   void account_flow(TaskId id, int delta) {
     const Task& t = g_.task(id);
     const int cls = int(t.traffic);
     gpu_classes_[t.gpu][cls] += delta;
     gpu_classes_[t.peer][cls] += delta;
-    if (spec_.mode != ContentionMode::STAGGERED && spec_.mode != ContentionMode::SUBTRACTIVE) return;
+    if (!policy_.shapes_links()) return;
     for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
       link_classes_[l][cls] += delta;
-      int classes = 0, kernels = 0;
-      for (int c : link_classes_[l]) classes += c > 0, kernels += c;
-      const double peak = out_.link_bw_Bps[l];
-      links_[l]->set_bandwidth(spec_.mode == ContentionMode::STAGGERED ? peak * std::max(1, classes)
-                                                                        : spec_.subtractive_link_Bps(peak, kernels));
+      links_[l]->set_bandwidth(policy_.link_capacity_Bps(out_.link_bw_Bps[l], link_classes_[l]));
     }
   }
 
-  // Exclusive: start, in readiness order, every queued flow whose GPUs are free of other classes, in flight or
-  // queued before it.
+  // Start, in readiness order, every queued flow the policy now admits, given the flows still queued before it.
   void drain_queue() {
     std::map<int, ClassCounts> ahead;  // flows left queued so far in this pass, per GPU and class
-    auto blocked_by_earlier = [&](const Task& t) {
-      for (int gpu : {t.gpu, t.peer}) {
-        const auto it = ahead.find(gpu);
-        if (it == ahead.end()) continue;
-        for (int c = 0; c < kTrafficClasses; ++c)
-          if (c != int(t.traffic) && it->second[c] > 0) return true;
-      }
-      return false;
+    auto queued_before = [&](const Task& t) {
+      ClassCounts c{};
+      for (int gpu : {t.gpu, t.peer})
+        if (const auto it = ahead.find(gpu); it != ahead.end())
+          for (int k = 0; k < kTrafficClasses; ++k) c[k] += it->second[k];
+      return c;
     };
     for (auto it = queued_.begin(); it != queued_.end();) {
       const Task& t = g_.task(*it);
-      if (gate_open(t) && !blocked_by_earlier(t)) {
+      if (policy_.admits(t.traffic, on_pair(gpu_classes_, t), queued_before(t))) {
         const TaskId id = *it;
         it = queued_.erase(it);
         --gpu_queued_[t.gpu][int(t.traffic)];
@@ -182,8 +161,7 @@ class DagRunner {
   const TaskGraph& g_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;  // indexed like ExecutionResult::link_names
-  const ContentionSpec& spec_;
-  int sm_count_;
+  const ContentionPolicy& policy_;
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<sg4::ActivityPtr> live_;
@@ -191,8 +169,8 @@ class DagRunner {
   std::size_t completed_ = 0;
   std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
   std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
-  std::list<TaskId> queued_;               // exclusive: ready flows waiting for their GPUs
-  std::vector<ClassCounts> gpu_queued_;    // exclusive: queued flows touching a GPU, per traffic class
+  std::list<TaskId> queued_;               // ready flows the policy has not admitted yet (exclusive)
+  std::vector<ClassCounts> gpu_queued_;    // queued flows touching a GPU, per traffic class
 };
 
 // Records the route of every (src, dst) pair the graph uses, with its latency and directed links.
@@ -240,7 +218,8 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   out.ready_s.assign(graph.tasks().size(), 0);
   auto links = record_routes(graph, hosts, out);
   const double t0 = sg4::Engine::get_clock();
-  DagRunner(graph, hosts, std::move(links), contention, platform.gpu.sm_count, out).run(*engine);
+  const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
+  DagRunner(graph, hosts, std::move(links), *policy, out).run(*engine);
   for (auto& t : out.start_s) t -= t0;
   for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {

@@ -3,6 +3,7 @@
 // (B = 450 GB/s per direction, route latency 2 us). Oracles derived by hand beside each assertion.
 #include <catch2/catch.hpp>
 
+#include "sim/contention_policy.hpp"
 #include "support.hpp"
 
 using namespace cpsim;
@@ -95,4 +96,27 @@ TEST_CASE("contention: exclusive serves a GPU first come, first served", "[conte
   CHECK(r.finish_s[cp] == Approx((lat + b / B) + (lat + a / B)).epsilon(1e-9));
   CHECK(r.start_s[cp] - r.ready_s[cp] == Approx(lat + b / B - 1e-4).epsilon(1e-9));  // the wait reported
   CHECK(r.makespan_s == Approx(3 * (lat + b / B) + (lat + a / B)).epsilon(1e-9));
+}
+
+TEST_CASE("contention: the policies' answers, without an engine", "[contention][policy]") {
+  // One CP and one TP flow on a link / GPU pair; oracles from the mode definitions (sim/contention.hpp).
+  ClassCounts cp_and_tp{}, tp_only{}, none{};
+  cp_and_tp[int(Traffic::CP)] = 1, cp_and_tp[int(Traffic::TP)] = 1;
+  tp_only[int(Traffic::TP)] = 1;
+  ContentionSpec spec;
+  spec.mode = ContentionMode::FAIR;
+  CHECK(make_contention_policy(spec, 132)->admits(Traffic::CP, tp_only, none));
+  CHECK_FALSE(make_contention_policy(spec, 132)->shapes_links());
+  spec.mode = ContentionMode::EXCLUSIVE;
+  const auto exclusive = make_contention_policy(spec, 132);
+  CHECK_FALSE(exclusive->admits(Traffic::CP, tp_only, none));  // TP in flight
+  CHECK_FALSE(exclusive->admits(Traffic::CP, none, tp_only));  // TP queued first
+  CHECK(exclusive->admits(Traffic::TP, tp_only, none));        // same class
+  spec.mode = ContentionMode::STAGGERED;
+  CHECK(make_contention_policy(spec, 132)->link_capacity_Bps(B, cp_and_tp) == 2 * B);  // two classes, 2x
+  spec.mode = ContentionMode::SUBTRACTIVE;
+  const auto subtractive = make_contention_policy(spec, 132);
+  CHECK(subtractive->link_capacity_Bps(B, cp_and_tp) == spec.subtractive_link_Bps(B, 2));
+  CHECK(subtractive->compute_stretch(2) == Approx(132.0 / (132 - 2 * 16)).epsilon(1e-15));  // NC = 16 each
+  CHECK(subtractive->compute_stretch(0) == 1.0);
 }
