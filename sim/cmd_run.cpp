@@ -43,6 +43,19 @@ void log_headline(const Scenario& s, const Metrics& m) {
   for (const auto& v : m.volumes)
     spdlog::info("  {} / {}: {} received per rank per layer (formula: {})", v.layer_kind, v.cp_algorithm,
                  format_bytes(v.simulated_bytes), v.formula_bytes ? format_bytes(*v.formula_bytes) : "n/a");
+  // Contention, summed over GPUs, when the run has any (docs/contention.md).
+  ContentionMetrics c;
+  for (const auto& r : m.ranks) {
+    c.cp_overlap_with_tp_ep_s += r.contention.cp_overlap_with_tp_ep_s;
+    c.flow_wait_s += r.contention.flow_wait_s;
+    c.flow_slowdown_s += r.contention.flow_slowdown_s;
+    c.compute_slowdown_s += r.contention.compute_slowdown_s;
+  }
+  if (c.cp_overlap_with_tp_ep_s + c.flow_wait_s + c.flow_slowdown_s + c.compute_slowdown_s > 0)
+    spdlog::info("  contention ({}), summed over GPUs: CP overlapping other traffic {}, flows waiting {}, bandwidth "
+                 "lost {}, compute slowdown {}", contention_mode_name(s.contention.mode),
+                 format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
+                 format_time(c.compute_slowdown_s));
 }
 
 }  // namespace
