@@ -7,8 +7,8 @@
 //   subtractive  Lagom-style: every comm kernel k (one per flow, NC channels, chunk size C) on a link consumes
 //                V(NC, C) = NC * v * (1 + c0 / C) of it: B_available = B_peak - sum_k V(NC_k, C_k), and no more
 //                than sum_k NC_k * b_channel (a kernel's channels bound its throughput). Its SMs are taken from
-//                compute: a kernel that starts while m flows touch its GPU runs on SM - m * NC SMs, i.e. takes
-//                SM / (SM - m * NC) of its roofline time.
+//                compute: while m flows touch its GPU, a kernel runs on SM - m * NC SMs, i.e. progresses at
+//                (SM - m * NC) / SM of its roofline rate (re-timed whenever m changes).
 // The modes are policies behind one interface (sim/contention_policy.hpp) that the executor consults.
 // docs/contention.md documents the parameters and their defaults.
 #pragma once

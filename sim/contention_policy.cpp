@@ -50,6 +50,7 @@ class SubtractivePolicy : public ContentionPolicy {
   double link_capacity_Bps(double peak_Bps, const ClassCounts& on_link) const override {
     return spec_.subtractive_link_Bps(peak_Bps, total(on_link));
   }
+  bool stretches_compute() const override { return true; }
   double compute_stretch(int comm_kernels) const override { return spec_.compute_stretch(sm_count_, comm_kernels); }
 
  private:

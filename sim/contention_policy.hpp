@@ -22,7 +22,9 @@ class ContentionPolicy {
   virtual bool shapes_links() const { return false; }
   // Capacity of a link of `peak_Bps` carrying `on_link` flows per class.
   virtual double link_capacity_Bps(double peak_Bps, const ClassCounts& on_link) const;
-  // Factor on a compute kernel's roofline time when `comm_kernels` flows touch its GPU as it starts.
+  // Whether compute slows down with the flows touching its GPU (then re-timed whenever a flow starts or ends).
+  virtual bool stretches_compute() const { return false; }
+  // Factor on a compute kernel's rate of progress while `comm_kernels` flows touch its GPU.
   virtual double compute_stretch(int comm_kernels) const;
 };
 

@@ -22,8 +22,9 @@ class DagRunner {
  public:
   DagRunner(const TaskGraph& graph, std::vector<sg4::Host*> hosts, std::vector<sg4::Link*> links,
             const ContentionPolicy& policy, ExecutionResult& out)
-      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), policy_(policy), out_(out), waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
-        gpu_classes_(hosts_.size()), gpu_queued_(hosts_.size()) {
+      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), policy_(policy), out_(out),
+        waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
+        gpu_classes_(hosts_.size()), gpu_queued_(hosts_.size()), running_(hosts_.size()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
 
@@ -45,17 +46,39 @@ class DagRunner {
     if (t.kind == TaskKind::COMPUTE) {
       // The roofline already decided the duration and a GPU's kernels run one at a time (FIFO stream), so a
       // compute task is a timer: no resource to share, and no entry in SimGrid 3.32's O(in-flight) activity list.
-      // The policy may stretch it by the SMs the comm kernels touching its GPU hold when it starts (subtractive).
-      const double start_s = sg4::Engine::get_clock();
-      const double duration_s = t.duration_s * policy_.compute_stretch(kernels_on(t.gpu));
-      simgrid::kernel::timer::Timer::set(start_s + duration_s, [this, id, start_s] {
-        complete(id, start_s, sg4::Engine::get_clock());
-      });
+      const double now = sg4::Engine::get_clock();
+      running_[t.gpu] = {id, now, now, t.duration_s, policy_.compute_stretch(kernels_on(t.gpu)), nullptr};
+      schedule_kernel_end(t.gpu);
     } else if (!policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(gpu_queued_, t))) {
       enqueue(id);  // e.g. exclusive: another class is busy on, or already waiting for, one of its GPUs
     } else {
       launch_flow(id);
     }
+  }
+
+  // The GPU's running kernel ends when its remaining roofline time, stretched by the SMs comm kernels hold
+  // (subtractive; 1 otherwise), has passed.
+  void schedule_kernel_end(int gpu) {
+    RunningKernel& k = running_[gpu];
+    k.timer = simgrid::kernel::timer::Timer::set(k.updated_s + k.remaining_s * k.stretch, [this, gpu] {
+      const RunningKernel done = running_[gpu];
+      running_[gpu].timer = nullptr;  // the engine deletes a timer once it has fired
+      complete(done.id, done.start_s, sg4::Engine::get_clock());
+    });
+  }
+
+  // Comm kernels touching `gpu` started or ended: its running kernel goes on at the new rate (subtractive).
+  void restretch(int gpu) {
+    RunningKernel& k = running_[gpu];
+    if (!k.timer) return;
+    const double stretch = policy_.compute_stretch(kernels_on(gpu));
+    if (stretch == k.stretch) return;
+    const double now = sg4::Engine::get_clock();
+    k.remaining_s = std::max(0.0, k.remaining_s - (now - k.updated_s) / k.stretch);
+    k.updated_s = now;
+    k.stretch = stretch;
+    k.timer->remove();
+    schedule_kernel_end(gpu);
   }
 
   void launch_flow(TaskId id) {
@@ -94,6 +117,7 @@ class DagRunner {
     const int cls = int(t.traffic);
     gpu_classes_[t.gpu][cls] += delta;
     gpu_classes_[t.peer][cls] += delta;
+    if (policy_.stretches_compute()) restretch(t.gpu), restretch(t.peer);
     if (!policy_.shapes_links()) return;
     for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
       link_classes_[l][cls] += delta;
@@ -171,6 +195,14 @@ class DagRunner {
   std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
   std::list<TaskId> queued_;               // ready flows the policy has not admitted yet (exclusive)
   std::vector<ClassCounts> gpu_queued_;    // queued flows touching a GPU, per traffic class
+  struct RunningKernel {
+    TaskId id = 0;
+    double start_s = 0, updated_s = 0;  // when it started; when remaining_s and stretch were last set
+    double remaining_s = 0;             // roofline time left at updated_s
+    double stretch = 1;
+    simgrid::kernel::timer::Timer* timer = nullptr;  // its end; null when the GPU computes nothing
+  };
+  std::vector<RunningKernel> running_;  // per GPU: its stream runs one kernel at a time
 };
 
 // Records the route of every (src, dst) pair the graph uses, with its latency and directed links.

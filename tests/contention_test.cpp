@@ -120,3 +120,18 @@ TEST_CASE("contention: the policies' answers, without an engine", "[contention][
   CHECK(subtractive->compute_stretch(2) == Approx(132.0 / (132 - 2 * 16)).epsilon(1e-15));  // NC = 16 each
   CHECK(subtractive->compute_stretch(0) == 1.0);
 }
+
+TEST_CASE("contention: subtractive re-times a running kernel when comm kernels start", "[contention]") {
+  // A 1 ms kernel on GPU 0 starts alone at t = 0. A flow GPU 1 -> GPU 0 starts at 0.5 ms (after a 0.5 ms kernel on
+  // GPU 1) and outlasts it: the first half runs at full rate, the other 0.5 ms of roofline work on 132 - 16 SMs:
+  // finish = 0.5 ms + 0.5 ms * 132 / 116.
+  const Scenario s = test::scenario_from(kTwoGpus, {"contention.mode=subtractive"});
+  TaskGraph g(s.platform.gpu_count());
+  const TaskId k = g.add_compute(0, "kernel", -1, 0, 1e-3, 1, 1);
+  const TaskId before = g.add_compute(1, "before", -1, 0, 0.5e-3, 1, 1);
+  const TaskId f = g.add_flow(1, 0, 4.5e9, Traffic::CP, "cp", -1, 0);
+  g.depend(f, before);
+  const ExecutionResult r = execute(g, s.platform, s.contention);
+  CHECK(r.start_s[f] == Approx(0.5e-3).epsilon(1e-12));
+  CHECK(r.finish_s[k] == Approx(0.5e-3 + 0.5e-3 * 132 / 116).epsilon(1e-9));
+}
