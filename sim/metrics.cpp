@@ -87,10 +87,14 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // TP/EP/DP/PP flows touching each GPU, over the whole run: a CP flow of one micro-batch's layer can overlap the
   // collectives of another micro-batch's layer.
   std::vector<std::vector<Interval>> other_comm(gpus);
+  // Every GPU's compute and comm over the whole run: comm is exposed only when no kernel of any layer runs beside
+  // it (a layer's gradient all-reduce or another micro-batch's collectives hide behind other layers' kernels).
+  std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     const Interval iv{r.start_s[i], r.finish_s[i]};
     if (t.kind == TaskKind::COMPUTE) {
+      busy_all[t.gpu].push_back(iv);
       m.ranks[t.gpu].compute_busy_s += iv.second - iv.first;
       // Rounding of start + duration leaves ~1e-16 s; only a real stretch (subtractive mode) counts.
       const double excess = (iv.second - iv.first) - t.duration_s;
@@ -107,8 +111,10 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
       m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;
       if (t.layer >= 0) layer_contention[t.layer].flow_slowdown_s += slowdown;
-      if (t.traffic != Traffic::CP)
-        for (int gpu : {t.gpu, t.peer}) other_comm[gpu].push_back(iv);
+      for (int gpu : {t.gpu, t.peer}) {
+        comm_all[gpu].push_back(iv);
+        if (t.traffic != Traffic::CP) other_comm[gpu].push_back(iv);
+      }
       const auto cls = static_cast<std::size_t>(t.traffic);
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
       m.ranks[t.peer].bytes_received[cls] += t.bytes;
@@ -127,6 +133,8 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   }
 
   for (auto& v : other_comm) v = merged(std::move(v));
+  for (auto& v : busy_all) v = merged(std::move(v));
+  for (int gpu = 0; gpu < gpus; ++gpu) m.ranks[gpu].exposed_comm_s = uncovered(merged(comm_all[gpu]), busy_all[gpu]);
   for (std::size_t l = 0; l < n_layers; ++l) {
     LayerMetrics lm;
     lm.info = g.layers()[l];
@@ -137,8 +145,6 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       if (rl.last < 0) continue;
       lm.t_start_s = std::min(lm.t_start_s, rl.first);
       if (rl.last > lm.t_end_s) lm.t_end_s = rl.last, lm.critical_gpu = gpu;
-      const auto busy = merged(rl.compute);
-      m.ranks[gpu].exposed_comm_s += uncovered(merged(rl.comm), busy);
       const auto cp = merged(rl.cp_comm);
       const double overlap = length(cp) - uncovered(cp, other_comm[gpu]);
       m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
@@ -147,7 +153,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     const RankLayerTimes& crit = per[l][lm.critical_gpu];
     const auto busy = merged(crit.compute);
     lm.compute_s = length(busy);
-    lm.exposed_comm_s = uncovered(merged(crit.comm), busy);
+    lm.exposed_comm_s = uncovered(merged(crit.comm), busy_all[lm.critical_gpu]);
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
     lm.contention = layer_contention[l];
     m.layers.push_back(lm);

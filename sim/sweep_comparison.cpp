@@ -10,7 +10,7 @@ std::optional<std::size_t> comparison_axis(const SweepRecord& r) {
   for (std::size_t i = 0; i < r.axes.size(); ++i) {
     const std::string& key = r.axes[i].key;
     const std::string suffix = ".algorithm";
-    if (key == "contention.mode" ||
+    if (key == "contention.mode" || key == "parallel.grad_sync" ||
         (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0))
       return i;
   }

@@ -11,7 +11,8 @@
 
 namespace cpsim {
 
-// The axis compared: the first axis whose key ends in ".algorithm" or is "contention.mode"; nullopt if none.
+// The axis compared: the first axis whose key ends in ".algorithm" or is "contention.mode" or "parallel.grad_sync";
+// nullopt if none.
 std::optional<std::size_t> comparison_axis(const SweepRecord& r);
 std::string comparison_csv(const SweepRecord& r, std::size_t axis);
 // ranking.csv: per combination of the other axes, the candidates that ran, fastest first (rank, makespan, ratio to
