@@ -44,7 +44,9 @@ int plan_command(const ScenarioArgs& args) {
       std::cout << fmt::format("{:>5} {:>5} {:>6} {:>4} {:>4} {:>4} {:>4}\n", gpu, s.platform.gpus[gpu].node,
                                s.platform.gpus[gpu].local_gpu, dp, pp, c.cp, c.tp);
     }
-    std::cout << "\nsimulated replica (dp 0, pp 0):\n";
+    std::cout << (p.simulated_dp > 1 ? fmt::format("\nsimulated: the {} dp replicas of pp stage 0 (groups of dp 0 shown, "
+                                                   "gradient groups across them)\n", p.simulated_dp)
+                                     : std::string("\nsimulated replica (dp 0, pp 0):\n"));
     for (int tp = 0; tp < p.tp; ++tp) {
       const auto g = layout.cp_group(tp);
       std::cout << fmt::format("  CP group tp{}: gpus {}  -> {}\n", tp, list(g), links_of(s, g));
@@ -53,6 +55,17 @@ int plan_command(const ScenarioArgs& args) {
       const auto g = layout.tp_group(cp);
       std::cout << fmt::format("  TP group cp{}: gpus {}  -> {}\n", cp, list(g), links_of(s, g));
     }
+    if (p.ep > 1)
+      for (const auto& g : layout.ep_groups())
+        std::cout << fmt::format("  EP group ({} GPUs): gpus {}  -> {}\n", g.size(), list(g), links_of(s, g));
+    if (p.grad_sync != "none" && p.dp * p.cp > 1)
+      for (int tp = 0; tp < p.tp; ++tp) {
+        std::vector<int> g;  // the DP x CP gradient all-reduce group of this TP rank (workloads/prefill.cpp)
+        for (int r = 0; r < p.simulated_dp; ++r)
+          for (int cp = 0; cp < p.cp; ++cp) g.push_back(r * replica_gpus + layout.gpu(cp, tp));
+        std::cout << fmt::format("  gradient group tp{} (dp x cp, grad_sync {}): gpus {}  -> {}\n", tp, p.grad_sync,
+                                 list(g), links_of(s, g));
+      }
     return 0;
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
