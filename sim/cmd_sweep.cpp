@@ -10,6 +10,7 @@
 #include "sim/atomic_file.hpp"
 #include "sim/sweep_metrics.hpp"
 #include "sim/sweep_progress.hpp"
+#include "sim/scenario.hpp"
 #include "sim/sweep_comparison.hpp"
 #include "sim/sweep_table.hpp"
 #include "sim/worker_pool.hpp"
@@ -41,6 +42,22 @@ std::pair<std::string, std::vector<SweepAxis>> read_sweep_scenario(const std::st
   MapReader top(root, source, "");
   const std::string name = top.has("name") ? top.text("name") : fs::path(file).stem().string();
   return {name, read_sweep_block(top)};
+}
+
+// An axis naming a key the scenario does not have would fail every point: report it once, at the axis, before
+// anything runs. Other errors (a value impossible for some point) stay per point.
+void check_axis_keys(const SweepRecord& r) {
+  std::vector<std::string> overrides = r.overrides;
+  for (const auto& a : r.axes) overrides.push_back(a.key + "=" + a.values.front());
+  try {
+    (void)load_scenario(r.scenario, overrides);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    for (const auto& a : r.axes)
+      if (message.find(": " + a.key + ": unknown key") != std::string::npos)
+        throw InputError(fmt::format("{}: sweep.{}: the scenario has no such key (every point would fail)",
+                                     a.location, a.key));
+  }
 }
 
 std::string describe(const SweepRecord& r, const SweepPoint& p) {
@@ -101,6 +118,7 @@ int sweep_command(const SweepArgs& args) {
     record.traces = args.traces;
     if (shard.count > 1) record.shard = shard;
     check_overrides_against_axes(record.overrides, record.axes);
+    check_axis_keys(record);
 
     const fs::path dir = args.output_dir.empty() ? fs::path("out") / name : fs::path(args.output_dir);
     const std::size_t total = point_count(record.axes);

@@ -38,7 +38,8 @@ std::vector<SweepAxis> read_sweep_block(MapReader& top) {
     for (const auto& other : axes)
       if (nested(key, other.key)) r.fail(key, fmt::format("overlaps with the axis '{}'", other.key));
     if (!list.IsSequence() || list.size() == 0) r.fail(key, "expected a non-empty list of values, e.g. [1, 2, 4]");
-    SweepAxis axis{key, {}};
+    const YAML::Mark mark = kv.first.Mark();
+    SweepAxis axis{key, {}, fmt::format("{}:{}:{}", r.source().file, mark.line + 1, mark.column + 1)};
     for (const auto& item : list) {
       if (!item.IsScalar()) fail_at(item, r.source(), r.path_of(key), "each value must be a scalar");
       for (const auto& seen : axis.values)

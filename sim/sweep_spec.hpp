@@ -12,6 +12,7 @@ namespace cpsim {
 struct SweepAxis {
   std::string key;                  // scenario key path, e.g. "parallel.cp"
   std::vector<std::string> values;  // as written, e.g. {"128K", "256K"}; applied to a point as --set key=value
+  std::string location = "--axis:1:1";  // where it was written: file:line:col in the sweep block, or --axis
 };
 
 // Reads the optional `sweep:` block of a scenario's top mapping (a mapping of key path -> non-empty list of distinct

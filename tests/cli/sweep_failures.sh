@@ -51,6 +51,9 @@ expect_refused "--axis:1:1: parallel.cp: empty value in '2,'" $scenario --axis p
 expect_refused "--shard:1:1: 3/3: expected 0 <= I < N" $scenario --shard 3/3
 expect_refused "--set:1:1: parallel.cp: 'parallel.cp' is swept; pin it with --axis parallel.cp=VALUE" \
   $scenario --set parallel.cp=4
+# An axis the scenario has no key for would fail every point: refused at the axis before anything runs.
+expect_refused "--axis:1:1: sweep.parallel.cpx: the scenario has no such key (every point would fail)" \
+  $scenario --axis parallel.cpx=1,2
 cat > "$tmp/bad_block.yaml" <<YAML
 name: bad-block
 platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}
@@ -61,6 +64,9 @@ sweep:
 YAML
 expect_refused "$tmp/bad_block.yaml:6:16: sweep.parallel.cp: expected a non-empty list of values, e.g. [1, 2, 4]" \
   "$tmp/bad_block.yaml"
+sed 's/  parallel.cp: 4/  model.layerz: [1, 2]/' "$tmp/bad_block.yaml" > "$tmp/bad_key.yaml"
+expect_refused "$tmp/bad_key.yaml:6:3: sweep.model.layerz: the scenario has no such key (every point would fail)" \
+  "$tmp/bad_key.yaml"
 # `cpsim run` validates the block too, and otherwise ignores it (the base values run).
 set +e
 "$cpsim" run "$tmp/bad_block.yaml" -o "$tmp/run_bad" 2>/dev/null; rc=$?
