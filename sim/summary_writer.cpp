@@ -158,6 +158,8 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                       {{"weights", bytes(r.memory.weights_bytes)},
                        {"kv_cache", bytes(r.memory.kv_cache_bytes)},
                        {"activations", bytes(r.memory.activations_bytes)},
+                       {"gradients", bytes(r.memory.gradients_bytes)},
+                       {"optimizer_states", bytes(r.memory.optimizer_states_bytes)},
                        {"total", bytes(r.memory.total_bytes())}}}});
   j["ranks"] = ranks;
 

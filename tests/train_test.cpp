@@ -40,6 +40,9 @@ TEST_CASE("train: activations of every layer are kept", "[train][memory]") {
   const auto a = prefill_memory(test::inputs_of(prefill)), b = prefill_memory(test::inputs_of(train));
   CHECK(b.activations_bytes == 4 * a.activations_bytes);
   CHECK(b.weights_bytes == a.weights_bytes);
+  CHECK(a.gradients_bytes == 0);
+  CHECK(b.gradients_bytes == b.weights_bytes);                   // one bf16 gradient per bf16 weight
+  CHECK(b.optimizer_states_bytes == b.weights_bytes / 2 * 12);  // fp32 master, m, v per parameter
 }
 
 namespace {

@@ -46,7 +46,12 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   m.activations_bytes =
       t * s * (2 * d + sh.q_width() + 2 * sh.kv_width() + 2 * 2 * sh.kv_width() + sh.q_width() + 2 * ffn);
   // Training keeps every layer's activations for the backward pass (no recomputation).
-  if (in.run.phase == "train") m.activations_bytes *= in.model.layers;
+  if (in.run.phase == "train") {
+    m.activations_bytes *= in.model.layers;
+    m.kv_cache_bytes = 0;  // no cache kept across steps: a layer's K and V are among its saved activations
+    m.gradients_bytes = m.weights_bytes;
+    m.optimizer_states_bytes = m.weights_bytes / s * 12;
+  }
   return m;
 }
 

@@ -6,6 +6,8 @@
 //                               + 2 * 2*d_kv_gpu                      (two ring receive buffers: double buffering)
 //                               + q_w + 2*ffn/tp)                     (attention output, FFN gate+up)
 // with tokens = B*S/cp, q_w = n_heads/tp * d_head, d_kv_gpu = max(1, n_kv/tp) * d_head: the live buffers of one layer.
+// Training keeps every layer's activations and adds gradients (= weights) and Adam states (12 bytes per parameter,
+// not sharded: no distributed optimizer).
 #pragma once
 #include "workloads/prefill.hpp"
 
@@ -15,7 +17,11 @@ struct MemoryBreakdown {
   double weights_bytes = 0;
   double kv_cache_bytes = 0;
   double activations_bytes = 0;
-  double total_bytes() const { return weights_bytes + kv_cache_bytes + activations_bytes; }
+  double gradients_bytes = 0;         // training: one gradient per weight, in the run's dtype
+  double optimizer_states_bytes = 0;  // training: Adam's fp32 master weights, m and v: 12 bytes per parameter
+  double total_bytes() const {
+    return weights_bytes + kv_cache_bytes + activations_bytes + gradients_bytes + optimizer_states_bytes;
+  }
 };
 
 // One layer's weights on one GPU: what every CP rank also holds (attention, dense FFN or shared experts, and the
