@@ -21,7 +21,10 @@ std::string links_of(const Scenario& s, const std::vector<int>& gpus) {
 
 std::string list(const std::vector<int>& v) {
   std::string out;
-  for (int x : v) out += (out.empty() ? "" : " ") + std::to_string(x);
+  for (int x : v) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(x);
+  }
   return out;
 }
 
