@@ -89,7 +89,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   std::vector<std::vector<Interval>> other_comm(gpus);
   // Every GPU's compute and comm over the whole run: comm is exposed only when no kernel of any layer runs beside
   // it (a layer's gradient all-reduce or another micro-batch's collectives hide behind other layers' kernels).
-  std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);
+  std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);  // comm_all: merged per layer, appended below
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     const Interval iv{r.start_s[i], r.finish_s[i]};
@@ -111,10 +111,8 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
       m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;
       if (t.layer >= 0) layer_contention[t.layer].flow_slowdown_s += slowdown;
-      for (int gpu : {t.gpu, t.peer}) {
-        comm_all[gpu].push_back(iv);
-        if (t.traffic != Traffic::CP) other_comm[gpu].push_back(iv);
-      }
+      if (t.traffic != Traffic::CP)
+        for (int gpu : {t.gpu, t.peer}) other_comm[gpu].push_back(iv);
       const auto cls = static_cast<std::size_t>(t.traffic);
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
       m.ranks[t.peer].bytes_received[cls] += t.bytes;
@@ -134,30 +132,35 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
 
   for (auto& v : other_comm) v = merged(std::move(v));
   for (auto& v : busy_all) v = merged(std::move(v));
-  for (int gpu = 0; gpu < gpus; ++gpu) m.ranks[gpu].exposed_comm_s = uncovered(merged(comm_all[gpu]), busy_all[gpu]);
   for (std::size_t l = 0; l < n_layers; ++l) {
     LayerMetrics lm;
     lm.info = g.layers()[l];
     lm.t_start_s = 1e300;
     lm.t_end_s = -1;
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      const RankLayerTimes& rl = per[l][gpu];
+      RankLayerTimes& rl = per[l][gpu];
       if (rl.last < 0) continue;
+      const auto comm = merged(std::move(rl.comm));
+      const auto busy = merged(std::move(rl.compute));
       lm.t_start_s = std::min(lm.t_start_s, rl.first);
-      if (rl.last > lm.t_end_s) lm.t_end_s = rl.last, lm.critical_gpu = gpu;
-      const auto cp = merged(rl.cp_comm);
+      if (rl.last > lm.t_end_s) {
+        lm.t_end_s = rl.last, lm.critical_gpu = gpu;
+        lm.compute_s = length(busy);
+        lm.exposed_comm_s = uncovered(comm, busy_all[gpu]);
+      }
+      comm_all[gpu].insert(comm_all[gpu].end(), comm.begin(), comm.end());
+      const auto cp = merged(std::move(rl.cp_comm));
       const double overlap = length(cp) - uncovered(cp, other_comm[gpu]);
       m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
       layer_contention[l].cp_overlap_with_tp_ep_s += overlap;
+      rl = RankLayerTimes{};  // release this layer's intervals as we go
     }
-    const RankLayerTimes& crit = per[l][lm.critical_gpu];
-    const auto busy = merged(crit.compute);
-    lm.compute_s = length(busy);
-    lm.exposed_comm_s = uncovered(merged(crit.comm), busy_all[lm.critical_gpu]);
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
     lm.contention = layer_contention[l];
     m.layers.push_back(lm);
   }
+  for (int gpu = 0; gpu < gpus; ++gpu)
+    m.ranks[gpu].exposed_comm_s = uncovered(merged(std::move(comm_all[gpu])), busy_all[gpu]);
 
   // Volumes: one row per (layer kind, CP algorithm) present.
   std::map<std::pair<std::string, std::string>, double> simulated;
