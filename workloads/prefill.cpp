@@ -5,7 +5,7 @@
 
 #include "workloads/attention_lowering.hpp"
 #include "workloads/expert_routing.hpp"
-#include "workloads/memory.hpp"
+#include "workloads/gradient_sync.hpp"
 #include "workloads/partition.hpp"
 
 namespace cpsim {
@@ -64,7 +64,7 @@ class PrefillBuilder {
       }
       const std::size_t replica_tasks = g_.tasks().size();
       g_.replicate(in_.parallel.simulated_dp, layout_.used_gpus());
-      if (in_.parallel.grad_sync != "none") synchronize_gradients(grads, replica_tasks);
+      if (in_.parallel.grad_sync != "none") add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
     return std::move(g_);
   }
@@ -167,58 +167,6 @@ class PrefillBuilder {
       after_qkv[gpu] = {compute(gpu, "qkv_proj backward", layer,
                                 twice(gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width())), after_attn[gpu])};
     return tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
-  }
-
-  struct LayerGradients {
-    int layer = -1;  // the (last micro-batch's) backward layer entry
-    RankTasks done;  // per GPU of replica 0: the tasks after which the layer's gradients are complete
-  };
-
-  // Gradient all-reduce (DP traffic) over the GPUs holding the same weights (Megatron's DP x CP group): for each TP
-  // rank, its peers in every CP rank of every simulated DP replica. Routed experts spread over CP (ep = tp * cp)
-  // are reduced over the DP replicas only. `overlap`: one bucket per layer, launched when its backward is done
-  // (bucketed overlap with the rest of the backward); `end`: one all-reduce of every layer after the backward.
-  void synchronize_gradients(const std::vector<LayerGradients>& grads, std::size_t replica_tasks) {
-    const int dp = in_.parallel.simulated_dp, used = layout_.used_gpus();
-    const bool experts_over_cp = in_.parallel.ep > in_.parallel.tp;
-    struct Bucket {
-      int layer;
-      const RankTasks* done;
-      double replicated_bytes = 0, expert_bytes = 0;
-    };
-    std::vector<Bucket> buckets;
-    for (int l = in_.model.layers - 1; l >= 0; --l) {
-      const LayerWeightBytes w = layer_weight_bytes(in_, l);
-      const double expert = experts_over_cp ? w.routed_experts : 0.0;
-      if (in_.parallel.grad_sync == "overlap" || buckets.empty()) buckets.push_back({grads[l].layer, &grads[l].done});
-      buckets.back().replicated_bytes += w.total - expert;
-      buckets.back().expert_bytes += expert;
-    }
-    if (in_.parallel.grad_sync == "end") buckets.back().done = &grads[0].done;  // after the whole backward
-    auto allreduce = [&](const Bucket& b, const std::vector<std::pair<int, int>>& members, double bytes,
-                         const char* name) {
-      if (members.size() < 2 || bytes <= 0) return;
-      std::vector<int> group;
-      RankTasks ready;
-      for (const auto& [replica, local] : members) {
-        group.push_back(replica * used + local);
-        ready.emplace_back();
-        for (TaskId t : (*b.done)[local]) ready.back().push_back(static_cast<TaskId>(t + replica * replica_tasks));
-      }
-      ring_allreduce(g_, group, bytes, {Traffic::DP, name, b.layer}, ready);
-    };
-    for (const Bucket& b : buckets)
-      for (int t = 0; t < in_.parallel.tp; ++t) {
-        std::vector<std::pair<int, int>> dp_cp;
-        for (int r = 0; r < dp; ++r)
-          for (int c = 0; c < in_.parallel.cp; ++c) dp_cp.emplace_back(r, layout_.gpu(c, t));
-        allreduce(b, dp_cp, b.replicated_bytes, "dp grad allreduce");
-        for (int c = 0; c < in_.parallel.cp; ++c) {
-          std::vector<std::pair<int, int>> dp_only;
-          for (int r = 0; r < dp; ++r) dp_only.emplace_back(r, layout_.gpu(c, t));
-          allreduce(b, dp_only, b.expert_bytes, "dp expert grad allreduce");
-        }
-      }
   }
 
   struct AttentionHalf {
