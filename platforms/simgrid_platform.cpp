@@ -16,30 +16,41 @@ void configure_pure_network_model() {
 }
 
 std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const PlatformSpec& spec) {
-  std::vector<sg4::Host*> hosts;
   if (!spec.xml_file.empty()) {
+    std::vector<sg4::Host*> hosts;
     engine.load_platform(spec.xml_file);
     for (const auto& g : spec.gpus) hosts.push_back(engine.host_by_name(g.host_name));
     return hosts;
   }
+  return build_network_copies(engine, spec, {""}).front();
+}
+
+std::vector<std::vector<sg4::Host*>> build_network_copies(sg4::Engine&, const PlatformSpec& spec,
+                                                          const std::vector<std::string>& prefixes) {
   const Topology topo(spec);
   auto* zone = sg4::create_full_zone("world");
-  for (const auto& g : spec.gpus) hosts.push_back(zone->create_host(g.host_name, spec.gpu.bf16_flops)->seal());
-  std::vector<sg4::Link*> links;
-  for (const auto& l : topo.links())
-    links.push_back(zone->create_split_duplex_link(l.name, l.bw_Bps)->set_latency(l.latency_s)->seal());
-  using Dir = sg4::LinkInRoute::Direction;
-  const int n = spec.gpu_count();
-  std::vector<sg4::LinkInRoute> route;
-  for (int s = 0; s < n; ++s)
-    for (int d = 0; d < n; ++d) {
-      if (s == d) continue;
-      route.clear();
-      for (const auto& hop : topo.route(s, d)) route.emplace_back(links[hop.link], hop.up ? Dir::UP : Dir::DOWN);
-      zone->add_route(hosts[s]->get_netpoint(), hosts[d]->get_netpoint(), nullptr, nullptr, route, false);
-    }
+  std::vector<std::vector<sg4::Host*>> copies;
+  for (const auto& prefix : prefixes) {
+    std::vector<sg4::Host*> hosts;
+    for (const auto& g : spec.gpus)
+      hosts.push_back(zone->create_host(prefix + g.host_name, spec.gpu.bf16_flops)->seal());
+    std::vector<sg4::Link*> links;
+    for (const auto& l : topo.links())
+      links.push_back(zone->create_split_duplex_link(prefix + l.name, l.bw_Bps)->set_latency(l.latency_s)->seal());
+    using Dir = sg4::LinkInRoute::Direction;
+    const int n = spec.gpu_count();
+    std::vector<sg4::LinkInRoute> route;
+    for (int s = 0; s < n; ++s)
+      for (int d = 0; d < n; ++d) {
+        if (s == d) continue;
+        route.clear();
+        for (const auto& hop : topo.route(s, d)) route.emplace_back(links[hop.link], hop.up ? Dir::UP : Dir::DOWN);
+        zone->add_route(hosts[s]->get_netpoint(), hosts[d]->get_netpoint(), nullptr, nullptr, route, false);
+      }
+    copies.push_back(std::move(hosts));
+  }
   zone->seal();
-  return hosts;
+  return copies;
 }
 
 }  // namespace cpsim

@@ -3,6 +3,7 @@
 // Only sim/ and this builder include SimGrid headers.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
@@ -16,6 +17,12 @@ namespace cpsim {
 
 // Returns the hosts in GPU-id order (PlatformSpec::gpus).
 std::vector<simgrid::s4u::Host*> build_simgrid_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec);
+
+// A generated platform (no `file:`) built once per prefix, each copy with its own hosts, links and routes, names
+// prefixed: disjoint networks in one engine (staggered contention gives each traffic class its own copy).
+std::vector<std::vector<simgrid::s4u::Host*>> build_network_copies(simgrid::s4u::Engine& engine,
+                                                                   const PlatformSpec& spec,
+                                                                   const std::vector<std::string>& prefixes);
 
 // The network model cpsim uses everywhere: CM02 without cross traffic nor TCP window, so a lone flow takes exactly
 // route latency + bytes / bottleneck bandwidth and concurrent flows share links max-min fairly. Call once, before

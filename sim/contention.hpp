@@ -2,8 +2,9 @@
 //   fair         SimGrid's max-min sharing of the physical links (the default).
 //   exclusive    Megatron's rule: on a GPU, flows of different traffic classes never overlap; a flow waits until
 //                no flow of another class touches its sender or receiver (FIFO by readiness). T = T_CP + T_TP.
-//   staggered    Helix-style time decoupling, ideal: each class runs as if alone. A link carrying k classes gets
-//                k times its capacity, so one flow per class per link keeps the whole link (T = max(T_CP, T_TP)).
+//   staggered    Helix-style time decoupling, ideal: each class runs as if alone, on its own copy of the network
+//                (T = max(T_CP, T_TP)). On XML platforms, which cannot be copied, a link carrying k classes gets k
+//                times its capacity instead (exact when each class has one flow per link).
 //   subtractive  Lagom-style: every comm kernel k (one per flow, NC channels, chunk size C) on a link consumes
 //                V(NC, C) = NC * v * (1 + c0 / C) of it: B_available = B_peak - sum_k V(NC_k, C_k), and no more
 //                than sum_k NC_k * b_channel (a kernel's channels bound its throughput). Its SMs are taken from

@@ -31,9 +31,11 @@ class ExclusivePolicy : public ContentionPolicy {
   }
 };
 
-// staggered (Helix, ideal): each class keeps the whole link: k classes on a link get k times its capacity.
+// staggered (Helix, ideal): each class runs as if alone: on its own copy of the network, or (XML platforms) each
+// class keeps the whole link: k classes on a link get k times its capacity.
 class StaggeredPolicy : public ContentionPolicy {
  public:
+  bool isolates_classes() const override { return true; }
   bool shapes_links() const override { return true; }
   double link_capacity_Bps(double peak_Bps, const ClassCounts& on_link) const override {
     int classes = 0;

@@ -18,6 +18,9 @@ class ContentionPolicy {
   // Whether a ready flow of class `cls` may start, given the flows in flight on its sender and receiver and the
   // flows queued before it there. A flow not admitted waits (first come, first served) until a flow ends.
   virtual bool admits(Traffic cls, const ClassCounts& in_flight, const ClassCounts& queued_before) const;
+  // Whether each traffic class should run on its own copy of the network (as if alone); where the platform cannot
+  // be copied (XML), link_capacity_Bps stands in.
+  virtual bool isolates_classes() const { return false; }
   // Whether link capacities follow the flows on them (then re-set whenever a flow starts or ends).
   virtual bool shapes_links() const { return false; }
   // Capacity of a link of `peak_Bps` carrying `on_link` flows per class.

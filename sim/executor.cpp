@@ -1,9 +1,11 @@
 #include "sim/executor.hpp"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <list>
 #include <map>
+#include <tuple>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <spdlog/spdlog.h>
@@ -18,13 +20,48 @@ namespace sg4 = simgrid::s4u;
 namespace cpsim {
 namespace {
 
+// The hosts flows run between: one platform, or (a policy isolating traffic classes, on a generated platform) one
+// disjoint copy of the network per traffic class the graph uses, so each class runs exactly as if alone.
+class Network {
+ public:
+  Network(std::vector<std::vector<sg4::Host*>> copies, std::array<int, kTrafficClasses> copy_of_class)
+      : copies_(std::move(copies)), copy_of_class_(copy_of_class) {}
+  sg4::Host* host(Traffic cls, int gpu) const { return copies_[copy_of(cls)][gpu]; }
+  int copy_of(Traffic cls) const { return copy_of_class_[int(cls)]; }
+  int gpus() const { return static_cast<int>(copies_.front().size()); }
+  bool isolated() const { return copies_.size() > 1; }
+
+ private:
+  std::vector<std::vector<sg4::Host*>> copies_;
+  std::array<int, kTrafficClasses> copy_of_class_;
+};
+
+Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const TaskGraph& g,
+                      const ContentionPolicy& policy) {
+  std::array<bool, kTrafficClasses> used{};
+  for (const Task& t : g.tasks())
+    if (t.kind == TaskKind::FLOW) used[int(t.traffic)] = true;
+  std::array<int, kTrafficClasses> copy_of_class{};
+  std::vector<std::string> prefixes;
+  for (int c = 0; c < kTrafficClasses; ++c)
+    if (used[c]) {
+      copy_of_class[c] = static_cast<int>(prefixes.size());
+      prefixes.push_back(traffic_name(Traffic(c)) + std::string("/"));
+    }
+  // An XML platform cannot be copied: there the policy's link capacities approximate the isolation.
+  if (!policy.isolates_classes() || !platform.xml_file.empty() || prefixes.size() < 2)
+    return Network({build_simgrid_platform(engine, platform)}, {});
+  return Network(build_network_copies(engine, platform, prefixes), copy_of_class);
+}
+
 class DagRunner {
  public:
-  DagRunner(const TaskGraph& graph, std::vector<sg4::Host*> hosts, std::vector<sg4::Link*> links,
-            const ContentionPolicy& policy, ExecutionResult& out)
-      : g_(graph), hosts_(std::move(hosts)), links_(std::move(links)), policy_(policy), out_(out),
+  DagRunner(const TaskGraph& graph, const Network& net, std::vector<sg4::Link*> links, const ContentionPolicy& policy,
+            ExecutionResult& out)
+      : g_(graph), net_(net), links_(std::move(links)), policy_(policy),
+        shape_links_(policy.shapes_links() && !net.isolated()), out_(out),
         waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
-        gpu_classes_(hosts_.size()), gpu_queued_(hosts_.size()), running_(hosts_.size()) {
+        gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
 
@@ -84,7 +121,7 @@ class DagRunner {
   void launch_flow(TaskId id) {
     const Task& t = g_.task(id);
     account_flow(id, +1);
-    sg4::CommPtr c = sg4::Comm::sendto_init(hosts_[t.gpu], hosts_[t.peer]);
+    sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
     c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
     live_[id] = c;
@@ -118,7 +155,7 @@ class DagRunner {
     gpu_classes_[t.gpu][cls] += delta;
     gpu_classes_[t.peer][cls] += delta;
     if (policy_.stretches_compute()) restretch(t.gpu), restretch(t.peer);
-    if (!policy_.shapes_links()) return;
+    if (!shape_links_) return;
     for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
       link_classes_[l][cls] += delta;
       links_[l]->set_bandwidth(policy_.link_capacity_Bps(out_.link_bw_Bps[l], link_classes_[l]));
@@ -183,9 +220,10 @@ class DagRunner {
   }
 
   const TaskGraph& g_;
-  std::vector<sg4::Host*> hosts_;
+  const Network& net_;
   std::vector<sg4::Link*> links_;  // indexed like ExecutionResult::link_names
   const ContentionPolicy& policy_;
+  bool shape_links_;  // re-set link capacities as flows come and go (not on class-isolated networks)
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<sg4::ActivityPtr> live_;
@@ -206,19 +244,20 @@ class DagRunner {
 };
 
 // Records the route of every (src, dst) pair the graph uses, with its latency and directed links.
-std::vector<sg4::Link*> record_routes(const TaskGraph& g, const std::vector<sg4::Host*>& hosts, ExecutionResult& out) {
+std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, ExecutionResult& out) {
   std::vector<sg4::Link*> link_ptrs;
-  std::map<std::pair<int, int>, std::int32_t> route_ids;
+  std::map<std::tuple<int, int, int>, std::int32_t> route_ids;  // (network copy, src, dst)
   std::map<const sg4::Link*, std::uint32_t> link_ids;
   out.route_of_task.assign(g.tasks().size(), -1);
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     if (t.kind != TaskKind::FLOW) continue;
-    auto [it, fresh] = route_ids.try_emplace({t.gpu, t.peer}, static_cast<std::int32_t>(out.routes.size()));
+    auto [it, fresh] = route_ids.try_emplace({net.copy_of(t.traffic), t.gpu, t.peer},
+                                             static_cast<std::int32_t>(out.routes.size()));
     if (fresh) {
       std::vector<sg4::Link*> links;
       FlowRoute r;
-      hosts[t.gpu]->route_to(hosts[t.peer], links, &r.latency_s);
+      net.host(t.traffic, t.gpu)->route_to(net.host(t.traffic, t.peer), links, &r.latency_s);
       for (const sg4::Link* l : links) {
         auto [lit, new_link] = link_ids.try_emplace(l, static_cast<std::uint32_t>(out.link_names.size()));
         if (new_link) {
@@ -240,18 +279,19 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const std::vector<sg4:
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto engine = start_engine();
-  const auto hosts = build_simgrid_platform(*engine, platform);
-  spdlog::info("platform: {} GPUs built in {:.3f} s", hosts.size(),
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
+  const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
+  const Network net = build_network(*engine, platform, graph, *policy);
+  spdlog::info("platform: {} GPUs built in {:.3f} s{}", net.gpus(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
+               net.isolated() ? ", one network copy per traffic class" : "");
 
   ExecutionResult out;
   out.start_s.assign(graph.tasks().size(), 0);
   out.finish_s.assign(graph.tasks().size(), 0);
   out.ready_s.assign(graph.tasks().size(), 0);
-  auto links = record_routes(graph, hosts, out);
+  auto links = record_routes(graph, net, out);
   const double t0 = sg4::Engine::get_clock();
-  const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
-  DagRunner(graph, hosts, std::move(links), *policy, out).run(*engine);
+  DagRunner(graph, net, std::move(links), *policy, out).run(*engine);
   for (auto& t : out.start_s) t -= t0;
   for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {

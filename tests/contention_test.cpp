@@ -135,3 +135,19 @@ TEST_CASE("contention: subtractive re-times a running kernel when comm kernels s
   CHECK(r.start_s[f] == Approx(0.5e-3).epsilon(1e-12));
   CHECK(r.finish_s[k] == Approx(0.5e-3 + 0.5e-3 * 132 / 116).epsilon(1e-9));
 }
+
+TEST_CASE("contention: staggered gives each class its own network, exactly as if alone", "[contention]") {
+  // Two CP transfers of a and one TP transfer of b, all GPU 0 -> GPU 1 at t = 0. Alone, the two CP transfers share
+  // the port: both end at lat + 2a/B; the TP transfer has a port of its own: lat + b/B. (Sharing k x B among all
+  // three flows would give each 2B/3 instead.)
+  const Scenario s = test::scenario_from(kTwoGpus, {"contention.mode=staggered"});
+  TaskGraph g(s.platform.gpu_count());
+  const TaskId cp1 = g.add_flow(0, 1, a, Traffic::CP, "cp", -1, 0);
+  const TaskId cp2 = g.add_flow(0, 1, a, Traffic::CP, "cp", -1, 0);
+  const TaskId tp = g.add_flow(0, 1, b, Traffic::TP, "tp", -1, 0);
+  const ExecutionResult r = execute(g, s.platform, s.contention);
+  CHECK(r.finish_s[cp1] == Approx(lat + 2 * a / B).epsilon(1e-9));
+  CHECK(r.finish_s[cp2] == Approx(lat + 2 * a / B).epsilon(1e-9));
+  CHECK(r.finish_s[tp] == Approx(lat + b / B).epsilon(1e-9));
+  CHECK(r.link_names.front().rfind("cp/", 0) == 0);  // the CP copy's links
+}

@@ -35,8 +35,10 @@ check scenarios/v4-1m.yaml --set model.layers=4 --set platform.nodes=1 --set par
 check scenarios/dsa-64k.yaml --set model.layers=2
 check scenarios/moba-skew.yaml --set model.layers=2
 check scenarios/quickstart.yaml --set model=models/linear-8b.yaml --set model.layers=2 --set cp.linear.algorithm=lasp1
-# Contention traffic: TP/EP lanes beside CP (MoE, EP over both nodes, skewed routing, exclusive waits), sequence
+# Contention traffic: TP/EP lanes beside CP (MoE, EP over both nodes, skewed routing, exclusive waits, staggered's
+# per-class network copies), sequence
 # parallelism, and training with DP replicas and gradient all-reduce lanes.
 check scenarios/contention-modes.yaml --set model.layers=4 --set 'model.attention.pattern=[dense]' --set contention.mode=exclusive --set parallel.ep_hot_share=0.2 --set outputs.trace=true
+check scenarios/contention-modes.yaml --set model.layers=2 --set 'model.attention.pattern=[dense]' --set contention.mode=staggered --set outputs.trace=true
 check scenarios/quickstart.yaml --set model.layers=2 --set parallel.cp=4 --set parallel.tp=2 --set parallel.sequence_parallel=true
 check scenarios/train-ring-vs-ulysses.yaml --set model.layers=2 --set parallel.cp=2 --set parallel.tp=2 --set parallel.dp=2 --set outputs.trace=true
