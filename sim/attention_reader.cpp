@@ -71,7 +71,8 @@ void check_attention_plan(const ModelSpec& m, const RunSpec& run, const Parallel
   auto fail_pattern = [&](const std::string& message) {
     // An inline model points at its pattern; a model file at the scenario's `model:` line (named in the message).
     const YAML::Node model = top.self()["model"];
-    if (model.IsMap() && model["attention"].IsMap() && model["attention"]["pattern"].IsDefined())
+    if (model.IsMap() && model["attention"].IsDefined() && model["attention"].IsMap() &&
+        model["attention"]["pattern"].IsDefined())
       fail_at(model["attention"]["pattern"], top.source(), "model.attention.pattern", message);
     fail_at(model, top.source(), "model.attention.pattern", message + " (model file " + model_source.file + ")");
   };

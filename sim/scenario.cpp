@@ -238,8 +238,11 @@ void check_plan(const Scenario& s, MapReader& top) {
   if (!allowed) {
     const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo)
                                        : fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo);
+    // Located at cp.dense.algorithm when the scenario names one, else at run.phase (a missing key of a const node is
+    // invalid: test IsDefined before anything else).
     const YAML::Node cp = top.self()["cp"];
-    if (cp.IsMap() && cp["dense"].IsMap()) MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
+    if (cp.IsDefined() && cp.IsMap() && cp["dense"].IsDefined() && cp["dense"].IsMap())
+      MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
     MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
   }
   if (s.run.phase == "train") {
