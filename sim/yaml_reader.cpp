@@ -64,6 +64,8 @@ YAML::Node load_yaml_file(const std::string& file) {
 
 MapReader::MapReader(const YAML::Node& node, const YamlSource& source, std::string path)
     : node_(node), source_(source), path_(std::move(path)) {
+  // A missing key of a const node is an invalid node, on which yaml-cpp's type queries throw: test it first.
+  if (!node_.IsDefined()) fail_at(node_, source_, path_, "missing (expected a mapping)");
   if (!node_.IsMap()) fail_at(node_, source_, path_, "expected a mapping, got " + type_name(node_));
 }
 
