@@ -164,17 +164,10 @@ class DagRunner {
 
   // Start, in readiness order, every queued flow the policy now admits, given the flows still queued before it.
   void drain_queue() {
-    std::map<int, ClassCounts> ahead;  // flows left queued so far in this pass, per GPU and class
-    auto queued_before = [&](const Task& t) {
-      ClassCounts c{};
-      for (int gpu : {t.gpu, t.peer})
-        if (const auto it = ahead.find(gpu); it != ahead.end())
-          for (int k = 0; k < kTrafficClasses; ++k) c[k] += it->second[k];
-      return c;
-    };
+    std::vector<ClassCounts> ahead(gpu_queued_.size());  // flows left queued so far in this pass, per GPU and class
     for (auto it = queued_.begin(); it != queued_.end();) {
       const Task& t = g_.task(*it);
-      if (policy_.admits(t.traffic, on_pair(gpu_classes_, t), queued_before(t))) {
+      if (policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(ahead, t))) {
         const TaskId id = *it;
         it = queued_.erase(it);
         --gpu_queued_[t.gpu][int(t.traffic)];
@@ -243,7 +236,7 @@ class DagRunner {
   std::vector<RunningKernel> running_;  // per GPU: its stream runs one kernel at a time
 };
 
-// Records the route of every (src, dst) pair the graph uses, with its latency and directed links.
+// Records the route of every (network copy, src, dst) the graph uses, with its latency and directed links.
 std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, ExecutionResult& out) {
   std::vector<sg4::Link*> link_ptrs;
   std::map<std::tuple<int, int, int>, std::int32_t> route_ids;  // (network copy, src, dst)

@@ -134,12 +134,6 @@ class PrefillBuilder {
     return out;
   }
 
-  // EP rank of a GPU within its EP group.
-  int ep_rank(int gpu) const {
-    const RankCoord c = layout_.coord(gpu);
-    return in_.parallel.ep == in_.parallel.tp ? c.tp : c.cp * in_.parallel.tp + c.tp;
-  }
-
   static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }
 
   // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
@@ -224,7 +218,7 @@ class PrefillBuilder {
                              : sharded ? tp_allgather(layer, t * d * s, after_attn, "tp allgather ffn")
                                        : after_attn;
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      const double routed = ep ? moe.top_k * routing_.load_factor(ep_rank(gpu)) : moe.top_k;
+      const double routed = ep ? moe.top_k * routing_.load_factor(layout_.ep_rank(gpu)) : moe.top_k;
       const double ffn = (moe_layer ? (routed + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
                          in_.parallel.tp;
       KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);

@@ -24,16 +24,17 @@ std::vector<int> RankLayout::tp_group(int cp_rank) const {
   return g;
 }
 
+// ep = tp: each TP group, in TP-rank order; ep = tp * cp: one group in (cp rank, tp rank) order.
 std::vector<std::vector<int>> RankLayout::ep_groups() const {
-  std::vector<std::vector<int>> groups;
-  if (p_.ep == p_.tp) {
-    for (int c = 0; c < p_.cp; ++c) groups.push_back(tp_group(c));
-  } else {
-    groups.emplace_back();
-    for (int c = 0; c < p_.cp; ++c)
-      for (int t = 0; t < p_.tp; ++t) groups.back().push_back(gpu(c, t));
-  }
+  std::vector<std::vector<int>> groups(p_.ep == p_.tp ? p_.cp : 1);
+  for (int c = 0; c < p_.cp; ++c)
+    for (int t = 0; t < p_.tp; ++t) groups[p_.ep == p_.tp ? c : 0].push_back(gpu(c, t));
   return groups;
+}
+
+int RankLayout::ep_rank(int gpu) const {
+  const RankCoord c = coord(gpu);
+  return p_.ep == p_.tp ? c.tp : c.cp * p_.tp + c.tp;
 }
 
 }  // namespace cpsim

@@ -33,6 +33,7 @@ class RankLayout {
   std::vector<int> tp_group(int cp_rank) const;  // GPUs of one TP group, in TP-rank order
   // EP groups for MoE layers: each TP group (ep = tp) or all the replica's GPUs (ep = tp * cp), in EP-rank order.
   std::vector<std::vector<int>> ep_groups() const;
+  int ep_rank(int gpu) const;  // its position in its EP group
 
  private:
   ParallelSpec p_;
