@@ -131,6 +131,7 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
       for (int g = 0; g < p.gpus_per_node; ++g) p.gpus.push_back({fmt::format("n{}g{}", n, g), n, g});
   }
   p.gpu = gpu_preset(gpu_key);
+  p.calibration = r.choice_or("calibration", {"ideal", "default"}, "default");
   r.finish();
   return p;
 }

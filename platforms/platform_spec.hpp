@@ -33,6 +33,11 @@ struct GpuSlot {
 
 struct PlatformSpec {
   std::string preset;         // cluster preset name, or "" for an XML file
+  // Which cost tables the machine runs with (platforms/calibration.yaml, docs/calibration.md): a named calibration
+  // (NCCL-like collectives, shaped kernel efficiencies, overheads), or "ideal", the seeds' machine (lock-step
+  // single-ring collectives, fixed efficiencies, no overheads) that the closed-form tests assert.
+  std::string calibration = "ideal";
+  bool ideal() const { return calibration == "ideal"; }
   std::string xml_file;       // when set, the topology is this SimGrid XML file
   GpuSpec gpu;
   int nodes = 1;

@@ -13,7 +13,7 @@ namespace {
 
 const char* kDecode = R"(
 name: decode
-platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8, calibration: ideal}
 model: models/llama3-8b.yaml
 run: {phase: decode, context_len: 128K, new_tokens: 2, batch: 1, dtype: bf16}
 parallel: {cp: 8, tp: 1}

@@ -14,7 +14,7 @@ namespace {
 std::string scenario_with(const std::string& pattern, const std::string& cp_block, bool mla = true) {
   return std::string(R"(
 name: hetero
-platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8, calibration: ideal}
 model:
   name: tiny
   layers: 1

@@ -16,7 +16,7 @@ namespace {
 // TP 8 in a node, CP 2 across, experts over all 16 GPUs.
 const char* kMoe = R"(
 name: moe
-platform: {preset: hgx-h100, nodes: 2, gpus_per_node: 8}
+platform: {preset: hgx-h100, nodes: 2, gpus_per_node: 8, calibration: ideal}
 model: models/deepseek-v3.2.yaml
 run: {phase: prefill, seq_len: 16K, batch: 1, dtype: bf16}
 parallel: {cp: 2, tp: 8, ep: 16}

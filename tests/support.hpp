@@ -47,7 +47,7 @@ inline Run simulate(const Scenario& s) {
 // A small dense model and one-node platform; tests override what they study with --set style overrides.
 inline const char* kSmallScenario = R"(
 name: test
-platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8, calibration: ideal}
 model: models/llama3-8b.yaml
 run: {phase: prefill, seq_len: 32K, batch: 1, dtype: bf16}
 parallel: {cp: 4, tp: 1}

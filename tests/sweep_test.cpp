@@ -16,7 +16,7 @@ namespace {
 
 // Line numbers matter below: the sweep block starts on line 5.
 const std::string kBase = "name: t\n"
-                          "platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}\n"
+                          "platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8, calibration: ideal}\n"
                           "model: models/llama3-8b.yaml\n"
                           "run: {seq_len: 32K}\n";
 
