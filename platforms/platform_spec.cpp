@@ -118,6 +118,7 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
     p.preset = preset;
     gpu_key = r.has("gpu") ? r.choice("gpu", gpu_preset_names()) : c.text("gpu");
     (void)c.text_or("gpu", "");
+    (void)c.text_or("calibration", "");
     p.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", c.integer("gpus_per_node"), 1));
     p.nodes = static_cast<int>(r.integer_or("nodes", 1, 1));
     p.nvlink_bw_Bps = r.bandwidth_Bps_opt("nvlink_bw").value_or(c.bandwidth_Bps("nvlink_bw"));
@@ -131,7 +132,13 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
       for (int g = 0; g < p.gpus_per_node; ++g) p.gpus.push_back({fmt::format("n{}g{}", n, g), n, g});
   }
   p.gpu = gpu_preset(gpu_key);
-  p.calibration = r.choice_or("calibration", {"ideal", "default"}, "default");
+  // The cluster preset names its calibration; a scenario may choose another, or the ideal machine.
+  const std::string preset_calibration =
+      p.preset.empty() ? "nccl-h100-ib"
+                       : presets("clusters.yaml")[p.preset]["calibration"].as<std::string>("nccl-h100-ib");
+  p.calibration = r.has("calibration") ? r.text("calibration") : preset_calibration;
+  if (p.calibration == "default") p.calibration = preset_calibration;
+  p.network = read_network_calibration(p.calibration, r, "calibration");
   r.finish();
   return p;
 }

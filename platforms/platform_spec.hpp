@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "platforms/network_calibration.hpp"
+
 namespace cpsim {
 class MapReader;
 
@@ -38,6 +40,7 @@ struct PlatformSpec {
   // single-ring collectives, fixed efficiencies, no overheads) that the closed-form tests assert.
   std::string calibration = "ideal";
   bool ideal() const { return calibration == "ideal"; }
+  NetworkCalibration network;  // the calibration's collective and p2p tables (default-constructed when ideal)
   std::string xml_file;       // when set, the topology is this SimGrid XML file
   GpuSpec gpu;
   int nodes = 1;

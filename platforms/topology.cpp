@@ -6,8 +6,11 @@ namespace cpsim {
 
 Topology::Topology(const PlatformSpec& spec) : spec_(spec) {
   for (const auto& g : spec.gpus) {
-    links_.push_back({fmt::format("n{}_nvl{}", g.node, g.local_gpu), spec.nvlink_bw_Bps, spec.nvlink_latency_s / 2});
-    links_.push_back({fmt::format("n{}_nic{}", g.node, g.local_gpu), spec.nic_bw_Bps, spec.nic_latency_s / 2});
+    // Achievable rates: the calibration's share of the line rate (protocol overhead; 1 on the ideal machine).
+    links_.push_back({fmt::format("n{}_nvl{}", g.node, g.local_gpu),
+                      spec.nvlink_bw_Bps * spec.network.nvlink_bw_efficiency, spec.nvlink_latency_s / 2});
+    links_.push_back({fmt::format("n{}_nic{}", g.node, g.local_gpu),
+                      spec.nic_bw_Bps * spec.network.nic_bw_efficiency, spec.nic_latency_s / 2});
   }
 }
 

@@ -67,7 +67,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     std::optional<AutoChoice> auto_choice;
     if (scenario.cp.dense.algorithm == "auto") auto_choice = resolve_auto_algorithm(scenario);
 
-    const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu};
+    const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu, &scenario.platform};
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
     spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
                  scenario.parallel.cp * scenario.parallel.tp);

@@ -25,7 +25,7 @@ double simulate_in_child(Scenario s, const std::string& algorithm) {
     ::close(fds[0]);
     double makespan = -1;
     try {
-      const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
+      const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
       makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
     } catch (...) {
     }

@@ -8,9 +8,11 @@ double ContentionPolicy::compute_stretch(int) const { return 1.0; }
 
 namespace {
 
-int total(const ClassCounts& c) {
+// Comm kernels behind some flows: one per traffic class with flows in flight (each class is its own NCCL
+// communicator on its own stream, however many channels and peers its collective has).
+int comm_kernels(const ClassCounts& c) {
   int n = 0;
-  for (int v : c) n += v;
+  for (int v : c) n += v > 0;
   return n;
 }
 
@@ -50,7 +52,7 @@ class SubtractivePolicy : public ContentionPolicy {
   SubtractivePolicy(const ContentionSpec& spec, int sm_count) : spec_(spec), sm_count_(sm_count) {}
   bool shapes_links() const override { return true; }
   double link_capacity_Bps(double peak_Bps, const ClassCounts& on_link) const override {
-    return spec_.subtractive_link_Bps(peak_Bps, total(on_link));
+    return spec_.subtractive_link_Bps(peak_Bps, comm_kernels(on_link));
   }
   bool stretches_compute() const override { return true; }
   double compute_stretch(int comm_kernels) const override { return spec_.compute_stretch(sm_count_, comm_kernels); }

@@ -118,9 +118,20 @@ class DagRunner {
     schedule_kernel_end(gpu);
   }
 
+  // An admitted flow holds its place (counts, exclusive admission) from now on; its bytes move after its fixed
+  // cost (calibrated protocol and call latency), which a timer spends without touching the network.
   void launch_flow(TaskId id) {
     const Task& t = g_.task(id);
     account_flow(id, +1);
+    out_.start_s[id] = sg4::Engine::get_clock();
+    if (t.duration_s > 0)
+      simgrid::kernel::timer::Timer::set(out_.start_s[id] + t.duration_s, [this, id] { move_bytes(id); });
+    else
+      move_bytes(id);
+  }
+
+  void move_bytes(TaskId id) {
+    const Task& t = g_.task(id);
     sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
     c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
@@ -128,9 +139,10 @@ class DagRunner {
     c->start();
   }
 
+  // Comm kernels running on a GPU: one per traffic class with flows in flight there (sim/contention_policy.cpp).
   int kernels_on(int gpu) const {
     int n = 0;
-    for (int c : gpu_classes_[gpu]) n += c;
+    for (int c : gpu_classes_[gpu]) n += c > 0;
     return n;
   }
 
@@ -187,7 +199,7 @@ class DagRunner {
     const TaskId id = static_cast<TaskId>(tag - 1);
     finished_.push_back(std::move(live_[id]));  // released once the clock moves on, never inside its own callback
     account_flow(id, -1);
-    complete(id, a.get_start_time(), a.get_finish_time());
+    complete(id, out_.start_s[id], a.get_finish_time());
     if (!queued_.empty()) drain_queue();
   }
 

@@ -49,11 +49,12 @@ struct RankLayerTimes {
 
 // A flow's transfer time alone on its route: latency + bytes / the route's narrowest link (SimGrid CM02 with
 // unit factors, as the platform builder configures it).
-double uncontended_s(const ExecutionResult& r, TaskId id, double bytes) {
+// A flow alone on its route: its fixed cost, the wire latency and its bytes at the bottleneck.
+double uncontended_s(const ExecutionResult& r, TaskId id, const Task& t) {
   const FlowRoute& route = r.routes[r.route_of_task[id]];
   double bw_Bps = 1e300;
   for (std::uint32_t l : route.links) bw_Bps = std::min(bw_Bps, r.link_bw_Bps[l]);
-  return route.latency_s + (route.links.empty() ? 0.0 : bytes / bw_Bps);
+  return t.duration_s + route.latency_s + (route.links.empty() ? 0.0 : t.bytes / bw_Bps);
 }
 
 }  // namespace
@@ -106,7 +107,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       m.ranks[t.gpu].contention.flow_wait_s += wait;
       if (t.layer >= 0) layer_contention[t.layer].flow_wait_s += wait;
       // Bandwidth lost to sharing (links shared with other flows, or capacity taken by comm kernels).
-      const double alone_s = uncontended_s(r, static_cast<TaskId>(i), t.bytes);
+      const double alone_s = uncontended_s(r, static_cast<TaskId>(i), t);
       const double lost = (iv.second - iv.first) - alone_s;
       const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
       m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;

@@ -92,7 +92,7 @@ class TraceBuilder {
   }
 
   std::int64_t recv_start_ns(TaskId i) const {
-    return std::min(to_ns(r_.start_s[i] + r_.routes[r_.route_of_task[i]].latency_s), to_ns(r_.finish_s[i]));
+    return std::min(to_ns(r_.start_s[i] + g_.task(i).duration_s + r_.routes[r_.route_of_task[i]].latency_s), to_ns(r_.finish_s[i]));
   }
 
   void write_metadata() {
@@ -207,7 +207,7 @@ class TraceBuilder {
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       if (g_.task(i).kind != TaskKind::FLOW) continue;
       const FlowRoute& route = r_.routes[r_.route_of_task[i]];
-      const double t0 = r_.start_s[i] + route.latency_s, t1 = r_.finish_s[i];
+      const double t0 = r_.start_s[i] + g_.task(i).duration_s + route.latency_s, t1 = r_.finish_s[i];
       if (t1 <= t0) continue;
       const double rate = g_.task(i).bytes / (t1 - t0);
       for (auto link : route.links) {

@@ -33,7 +33,7 @@ struct Run {
 };
 
 inline WorkloadInputs inputs_of(const Scenario& s) {
-  return WorkloadInputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
+  return WorkloadInputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
 }
 
 // One full simulation. SimGrid allows one engine per process: call at most once per TEST_CASE.

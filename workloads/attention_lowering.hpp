@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/collectives.hpp"
+#include "workloads/nccl_collectives.hpp"
 #include "workloads/prefill.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"

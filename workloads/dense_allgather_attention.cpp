@@ -8,7 +8,7 @@ RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry) {
   const double T = ctx.shape.tokens;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
-    const RankTasks kv = ring_allgather(ctx.graph, gpus, T * kv_token_bytes(ctx),
+    const RankTasks kv = allgather(ctx.graph, gpus, T * kv_token_bytes(ctx),
                                         {Traffic::CP, "kv allgather", ctx.layer}, in);
     RankTasks done(n);
     for (int q = 0; q < n; ++q) {

@@ -23,8 +23,8 @@ void add_gradient_sync(TaskGraph& g, const WorkloadInputs& in, const RankLayout&
   }
   if (in.parallel.grad_sync == "end") buckets.back().done = &grads[0].done;  // after the whole backward
 
-  // A ring all-reduce over (replica, GPU of replica 0) members, each entering when its copy of the bucket is done.
-  auto allreduce = [&](const Bucket& b, const std::vector<std::pair<int, int>>& members, double bytes,
+  // An all-reduce over (replica, GPU of replica 0) members, each entering when its copy of the bucket is done.
+  auto bucket_allreduce = [&](const Bucket& b, const std::vector<std::pair<int, int>>& members, double bytes,
                        const char* name) {
     if (members.size() < 2 || bytes <= 0) return;
     std::vector<int> group;
@@ -34,18 +34,18 @@ void add_gradient_sync(TaskGraph& g, const WorkloadInputs& in, const RankLayout&
       ready.emplace_back();
       for (TaskId t : (*b.done)[local]) ready.back().push_back(static_cast<TaskId>(t + replica * replica_tasks));
     }
-    ring_allreduce(g, group, bytes, {Traffic::DP, name, b.layer}, ready);
+    allreduce(g, group, bytes, {Traffic::DP, name, b.layer}, ready);
   };
   for (const Bucket& b : buckets)
     for (int t = 0; t < in.parallel.tp; ++t) {
       std::vector<std::pair<int, int>> dp_cp;
       for (int r = 0; r < dp; ++r)
         for (int c = 0; c < in.parallel.cp; ++c) dp_cp.emplace_back(r, layout.gpu(c, t));
-      allreduce(b, dp_cp, b.replicated_bytes, "dp grad allreduce");
+      bucket_allreduce(b, dp_cp, b.replicated_bytes, "dp grad allreduce");
       for (int c = 0; c < in.parallel.cp; ++c) {
         std::vector<std::pair<int, int>> dp_only;
         for (int r = 0; r < dp; ++r) dp_only.emplace_back(r, layout.gpu(c, t));
-        allreduce(b, dp_only, b.expert_bytes, "dp expert grad allreduce");
+        bucket_allreduce(b, dp_only, b.expert_bytes, "dp expert grad allreduce");
       }
     }
 }

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "workloads/collectives.hpp"
+#include "workloads/nccl_collectives.hpp"
 #include "workloads/prefill.hpp"
 #include "workloads/rank_layout.hpp"
 

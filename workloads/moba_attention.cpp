@@ -19,7 +19,7 @@ RankTasks lower_moba_gather(LayerContext& ctx, const RankTasks& entry) {
     RankTasks pooled(n);
     for (int r = 0; r < n; ++r)
       pooled[r] = {add_kernel(ctx, gpus[r], "centroids", 0, memory_pass_cost(ctx, T * key_width(ctx) * s), in[r])};
-    const RankTasks centroids = ring_allgather(ctx.graph, gpus, B * (L / blk) * key_width(ctx) * s,
+    const RankTasks centroids = allgather(ctx.graph, gpus, B * (L / blk) * key_width(ctx) * s,
                                                {Traffic::CP, "moba centroid allgather", ctx.layer}, pooled);
     RankTasks gated(n), done(n);
     for (int r = 0; r < n; ++r) {

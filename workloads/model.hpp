@@ -77,6 +77,13 @@ struct RunSpec {
   Dtype dtype = Dtype::BF16;
 };
 
+// A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
+struct CollectiveOverride {
+  std::string algorithm = "auto";  // auto | ring | tree | nvls | hierarchical
+  std::string protocol = "auto";   // auto | LL | LL128 | Simple
+  int channels = 0;                // 0 = the platform's (one per rail, capped by the calibration)
+};
+
 struct ParallelSpec {
   int cp = 1;
   int tp = 1;
@@ -92,6 +99,10 @@ struct ParallelSpec {
   int simulated_dp = 1;  // DP replicas simulated side by side: dp when gradients are synchronized, else 1
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
+  std::map<std::string, CollectiveOverride> collectives;  // by traffic class name: "tp", "cp", "ep", "dp"
+  // Megatron userbuffers-style TP overlap: the TP all-gather / reduce-scatter around each GEMM are chunked and run
+  // on a communication stream beside the GEMM's chunks (needs sequence_parallel).
+  bool tp_comm_overlap = false;
 };
 
 enum class Partition { CONTIGUOUS, ZIGZAG, STRIPED };

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "workloads/attention_lowering.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"
+#include "workloads/nccl_collectives.hpp"
 #include "workloads/partition.hpp"
 
 namespace cpsim {
@@ -34,7 +36,10 @@ KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n) {
 class PrefillBuilder {
  public:
   PrefillBuilder(const WorkloadInputs& in, int gpu_count)
-      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)), g_(gpu_count) {}
+      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)),
+        machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
+                             : std::nullopt),
+        g_(gpu_count, machine_ ? &*machine_ : nullptr) {}
 
   TaskGraph build() {
     // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
@@ -66,6 +71,7 @@ class PrefillBuilder {
       g_.replicate(in_.parallel.simulated_dp, layout_.used_gpus());
       if (in_.parallel.grad_sync != "none") add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
+    g_.forget_machine();
     return std::move(g_);
   }
 
@@ -94,7 +100,7 @@ class PrefillBuilder {
   RankTasks tp_allreduce(int layer, double bytes, const RankTasks& ready, const char* name) {
     if (in_.parallel.tp == 1) return ready;
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
-      return ring_allreduce(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+      return allreduce(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
     });
   }
 
@@ -103,13 +109,13 @@ class PrefillBuilder {
   RankTasks tp_allgather(int layer, double bytes, const RankTasks& ready, const char* name) {
     if (in_.parallel.tp == 1) return ready;
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
-      return ring_allgather(g_, group, bytes / in_.parallel.tp, {Traffic::TP, name, layer}, group_ready);
+      return allgather(g_, group, bytes / in_.parallel.tp, {Traffic::TP, name, layer}, group_ready);
     });
   }
   RankTasks tp_reduce_scatter(int layer, double bytes, const RankTasks& ready, const char* name) {
     if (in_.parallel.tp == 1) return ready;
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
-      return ring_reduce_scatter(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
+      return reduce_scatter(g_, group, bytes, {Traffic::TP, name, layer}, group_ready);
     });
   }
 
@@ -128,7 +134,7 @@ class PrefillBuilder {
           if (i != j) (combine ? bytes[j][i] : bytes[i][j]) = routed_bytes * routing_.share[j];
       RankTasks group_ready;
       for (int gpu : group) group_ready.push_back(ready[gpu]);
-      const RankTasks done = pairwise_alltoallv(g_, group, bytes, {Traffic::EP, name, layer}, group_ready);
+      const RankTasks done = alltoallv(g_, group, bytes, {Traffic::EP, name, layer}, group_ready);
       for (int i = 0; i < n; ++i) out[group[i]] = done[i];
     }
     return out;
@@ -240,6 +246,7 @@ class PrefillBuilder {
   ShardShape shape_;
   RankLayout layout_;
   ExpertRouting routing_;
+  std::optional<CollectiveMachine> machine_;  // before g_: the graph lowers its collectives for it
   TaskGraph g_;
 };
 

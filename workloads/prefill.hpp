@@ -13,6 +13,8 @@ struct WorkloadInputs {
   const ParallelSpec& parallel;
   const CpPlan& cp;
   const GpuSpec& gpu;
+  // The platform the collectives are lowered for (NCCL-style on a calibrated one); nullptr = the ideal machine.
+  const PlatformSpec* platform = nullptr;
 };
 
 // What one GPU holds of one layer: its tokens (all sequences of the batch) and its share of heads.

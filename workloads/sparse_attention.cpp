@@ -43,7 +43,7 @@ RankTasks compressed_lowering(LayerContext& ctx, const RankTasks& entry, double 
     RankTasks ready(n);
     for (int r = 0; r < n; ++r) ready[r] = {add_kernel(ctx, gpus[r], "compressor", 0, compressor_cost(ctx, d.T), in[r])};
     if (gather)
-      ready = ring_allgather(ctx.graph, gpus, d.B * local_entries * kv_token_bytes(ctx),
+      ready = allgather(ctx.graph, gpus, d.B * local_entries * kv_token_bytes(ctx),
                              {Traffic::CP, "compressed kv allgather", ctx.layer}, ready);
     const double visible = gather ? all_entries : local_entries;
     RankTasks done(n);
@@ -111,7 +111,7 @@ RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry) {
   const double k = ctx.in.model.attention.dsa_top_k, s = ctx.shape.dtype_bytes;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
-    const RankTasks kv = ring_allgather(ctx.graph, gpus, d.T * kv_token_bytes(ctx),
+    const RankTasks kv = allgather(ctx.graph, gpus, d.T * kv_token_bytes(ctx),
                                         {Traffic::CP, "dsa kv allgather", ctx.layer}, in);
     RankTasks attended(n);
     for (int r = 0; r < n; ++r) {
@@ -121,7 +121,7 @@ RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry) {
       const KernelCost attn = attention_pairs_cost(ctx, d.T * std::min(k, d.S), d.T, d.B * std::min(k, d.S));
       attended[r] = {add_kernel(ctx, gpus[r], "sparse attention", 2, attn, after)};
     }
-    RankTasks done = ring_allgather(ctx.graph, gpus, d.T * ctx.in.model.d_model * s,
+    RankTasks done = allgather(ctx.graph, gpus, d.T * ctx.in.model.d_model * s,
                                     {Traffic::CP, "dsa hidden allgather", ctx.layer}, attended);
     for (int r = 0; r < n; ++r) done[r].insert(done[r].end(), kv[r].begin(), kv[r].end());
     return done;

@@ -52,7 +52,7 @@ RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry) {
   const double w = ctx.in.model.sliding_window, L = S / N;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const RankTasks gathered =
-        ring_allgather(ctx.graph, gpus, B * L * kv_token_bytes(ctx), {Traffic::CP, "swa allgather kv", ctx.layer}, in);
+        allgather(ctx.graph, gpus, B * L * kv_token_bytes(ctx), {Traffic::CP, "swa allgather kv", ctx.layer}, in);
     RankTasks done(gpus.size());
     for (std::size_t r = 0; r < gpus.size(); ++r) {
       // Round-robin: the rank's L queries are every N-th position, so it does 1/N of the sequence's window pairs.

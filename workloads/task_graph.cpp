@@ -1,5 +1,7 @@
 #include "workloads/task_graph.hpp"
 
+#include "workloads/nccl_collectives.hpp"
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <fmt/format.h>
@@ -18,7 +20,8 @@ const char* traffic_name(Traffic t) {
   }
 }
 
-TaskGraph::TaskGraph(int gpu_count) : gpu_count_(gpu_count), last_compute_(gpu_count, -1) {}
+TaskGraph::TaskGraph(int gpu_count, const CollectiveMachine* machine)
+    : gpu_count_(gpu_count), machine_(machine), last_compute_(gpu_count, -1) {}
 
 int TaskGraph::add_layer(const std::string& kind, const std::string& cp_algorithm) {
   layers_.push_back({static_cast<int>(layers_.size()), kind, cp_algorithm});
@@ -62,6 +65,7 @@ TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, cons
   t.layer = layer;
   t.step = step;
   t.bytes = bytes;
+  if (machine_) t.duration_s = machine_->p2p_overhead_s(src, dst);
   tasks_.push_back(std::move(t));
   ++flow_count_;
   return static_cast<TaskId>(tasks_.size() - 1);

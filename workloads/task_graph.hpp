@@ -33,21 +33,31 @@ struct Task {
   int peer = -1;              // flow: the receiver
   int layer = -1;             // index into TaskGraph::layers(), -1 = outside any layer
   int step = -1;              // algorithm step (ring step, collective step), -1 = none
-  double duration_s = 0;      // compute: roofline time
+  double duration_s = 0;      // compute: roofline time; flow: fixed cost paid before its bytes move (calibrated
+                              // protocol and call latency beyond the route's wire latency)
   double flops = 0;           // compute: arithmetic work
   double bytes = 0;           // flow: payload; compute: HBM traffic
   std::uint32_t predecessor_count = 0;
 };
 
+class CollectiveMachine;  // workloads/nccl_collectives.hpp
+
 class TaskGraph {
  public:
-  explicit TaskGraph(int gpu_count);
+  // `machine`: the calibrated network the collectives are lowered for (nullptr or ideal: the seeds' machine);
+  // it must outlive the building of the graph, not its execution (costs are copied into the tasks).
+  explicit TaskGraph(int gpu_count, const CollectiveMachine* machine = nullptr);
+  const CollectiveMachine* machine() const { return machine_; }
+  void forget_machine() { machine_ = nullptr; }
 
   int add_layer(const std::string& kind, const std::string& cp_algorithm);
   TaskId add_compute(int gpu, const std::string& name, int layer, int step, double duration_s, double flops,
                      double hbm_bytes);
+  // A point-to-point message; on a calibrated machine it pays the per-message overhead (p2p latency).
   TaskId add_flow(int src_gpu, int dst_gpu, double bytes, Traffic traffic, const std::string& name, int layer,
                   int step);
+  // Sets a flow's fixed cost (collective lowerings).
+  void set_flow_overhead(TaskId flow, double overhead_s) { tasks_[flow].duration_s = overhead_s; }
   // `task` starts only after `prerequisite` has finished.
   void depend(TaskId task, TaskId prerequisite);
   void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
@@ -87,6 +97,7 @@ class TaskGraph {
   std::uint16_t intern(const std::string& name);
 
   int gpu_count_;
+  const CollectiveMachine* machine_ = nullptr;
   std::vector<Task> tasks_;
   std::vector<LayerInfo> layers_;
   std::vector<std::string> names_;

@@ -60,7 +60,7 @@ RankTasks lower_dense_backward(LayerContext& ctx, const RankTasks& entry) {
   const double T = ctx.shape.tokens;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
-    const RankTasks kv = ring_allgather(ctx.graph, gpus, T * kv_token_bytes(ctx), {Traffic::CP, "kv allgather", ctx.layer}, in);
+    const RankTasks kv = allgather(ctx.graph, gpus, T * kv_token_bytes(ctx), {Traffic::CP, "kv allgather", ctx.layer}, in);
     RankTasks grads(n);
     for (int q = 0; q < n; ++q) {
       KernelCost total;
@@ -72,7 +72,7 @@ RankTasks lower_dense_backward(LayerContext& ctx, const RankTasks& entry) {
       grads[q].push_back(add_kernel(ctx, gpus[q], "attention backward", 0, total, kv[q]));
     }
     // Each rank produced dK/dV for every rank's keys: reduce-scatter them (n blocks of T tokens each).
-    return ring_reduce_scatter(ctx.graph, gpus, n * T * kv_token_bytes(ctx), {Traffic::CP, "dkv reduce-scatter", ctx.layer},
+    return reduce_scatter(ctx.graph, gpus, n * T * kv_token_bytes(ctx), {Traffic::CP, "dkv reduce-scatter", ctx.layer},
                                grads);
   });
 }

@@ -44,7 +44,7 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
   const double B = ctx.in.run.batch, S = double(ctx.in.run.seq_len);
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
-    const RankTasks scattered = pairwise_alltoall(ctx.graph, gpus, qkv_pair_bytes(ctx, n),
+    const RankTasks scattered = alltoall(ctx.graph, gpus, qkv_pair_bytes(ctx, n),
                                                   {Traffic::CP, "ulysses qkv all-to-all", ctx.layer}, in);
     RankTasks attended(n);
     KernelCost c = heads_attention_cost(ctx, B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n, B * S, B * S,
@@ -55,7 +55,7 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
       attended[r].push_back(
           add_kernel(ctx, gpus[r], ctx.backward_scale > 1 ? "attention backward" : "attention", 0, c, scattered[r]));
     }
-    return pairwise_alltoall(ctx.graph, gpus, out_pair_bytes(ctx, n), {Traffic::CP, "ulysses out all-to-all", ctx.layer},
+    return alltoall(ctx.graph, gpus, out_pair_bytes(ctx, n), {Traffic::CP, "ulysses out all-to-all", ctx.layer},
                              attended);
   });
 }
@@ -70,7 +70,7 @@ RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry) {
     for (int g = 0; g < rings; ++g) {  // Ulysses groups: CP ranks [g*u, (g+1)*u)
       std::vector<int> group(gpus.begin() + g * u, gpus.begin() + (g + 1) * u);
       const RankTasks group_in(in.begin() + g * u, in.begin() + (g + 1) * u);
-      const RankTasks done = pairwise_alltoall(ctx.graph, group, qkv_pair_bytes(ctx, u),
+      const RankTasks done = alltoall(ctx.graph, group, qkv_pair_bytes(ctx, u),
                                                {Traffic::CP, "usp qkv all-to-all", ctx.layer}, group_in);
       for (int i = 0; i < u; ++i) after_a2a[g * u + i] = done[i];
     }
@@ -91,7 +91,7 @@ RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry) {
     for (int g = 0; g < rings; ++g) {
       std::vector<int> group(gpus.begin() + g * u, gpus.begin() + (g + 1) * u);
       const RankTasks group_in(after_ring.begin() + g * u, after_ring.begin() + (g + 1) * u);
-      const RankTasks done = pairwise_alltoall(ctx.graph, group, out_pair_bytes(ctx, u),
+      const RankTasks done = alltoall(ctx.graph, group, out_pair_bytes(ctx, u),
                                                {Traffic::CP, "usp out all-to-all", ctx.layer}, group_in);
       for (int i = 0; i < u; ++i) out[g * u + i] = done[i];
     }

@@ -10,7 +10,8 @@ set -eu
 cpsim=$1; src=$2
 cd "$src"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$cpsim" sweep scenarios/contention-modes.yaml -j 2 -o "$tmp/modes" >/dev/null 2>&1
+# On the ideal machine (lock-step collectives): the modes' definitions are the oracle, not the calibration.
+"$cpsim" sweep scenarios/contention-modes.yaml -j 2 -o "$tmp/modes" --set platform.calibration=ideal >/dev/null 2>&1
 /usr/bin/python3 - "$tmp/modes/ranking.csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
