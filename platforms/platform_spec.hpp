@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "platforms/kernel_calibration.hpp"
+
 namespace cpsim {
 class MapReader;
 
@@ -21,7 +23,8 @@ struct GpuSpec {
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
   int sm_count = 0;
-  ComputeEfficiency efficiency;
+  ComputeEfficiency efficiency;  // the ideal machine's fixed efficiencies
+  KernelCalibration kernels;     // the shaped model (used when kernels.shaped)
 };
 
 // One GPU of the platform, as the workload sees it.
