@@ -200,3 +200,34 @@ parallel: {cp: 2}
   CHECK(u.platform.gpu.kernels.gemm_tile_n == 128);
   CHECK(u.platform.gpu.kernels.gemm_fp8 == Approx(0.7));  // fp8 defaults to the bf16 fraction
 }
+
+TEST_CASE("kernels: ring steps are priced as the partition's kernel calls", "[kernels][ring]") {
+  // Oracle: docs/calibration.md "How the workloads call it". Zigzag, S = 32K over 4 ranks: T = 8K tokens per rank,
+  // chunks c = 4K. Rank 2's step 0 is its diagonal (causal 8K x 8K); step 1 sees rank 1, an earlier rank: both
+  // query chunks against its first chunk, a full 8K x 4K call, plus the merge of the partial output (T * q_w * 10 B).
+  Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=1", "platform.calibration=default"});
+  const TaskGraph g = generate_prefill(test::inputs_of(s), s.platform.gpu_count());
+  const GpuSpec& gpu = s.platform.gpu;
+  const double T = 8192, c = 4096, qw = 32 * 128, kvw = 8 * 128;
+  const double bytes = (2 * T * qw + 2 * T * kvw) * 2;
+  const double diag_flops = 4 * (T * (T + 1) / 2) * 32 * 128, off_flops = 4 * (T * c) * 32 * 128;
+  const double diag = attention_time_s(gpu, Dtype::BF16, {T, T, 32, 1, Mask::CAUSAL_DIAGONAL, 4}, diag_flops, bytes);
+  const double off = attention_time_s(gpu, Dtype::BF16, {T, c, 32, 1, Mask::FULL, 4}, off_flops, bytes) +
+                     memory_time_s(gpu, T * qw * (4 + 2 + 4));
+  int found = 0;
+  for (const Task& t : g.tasks()) {
+    if (t.kind != TaskKind::COMPUTE || g.name(t.name) != "attention" || t.gpu != 2) continue;
+    if (t.step == 0) {
+      CHECK(t.duration_s == Approx(diag));
+      ++found;
+    }
+    if (t.step == 1) {
+      CHECK(t.duration_s == Approx(off));
+      ++found;
+    }
+  }
+  CHECK(found == 2);
+  // The off-diagonal half block runs at a higher efficiency than the causal diagonal of twice its length.
+  CHECK(attention_efficiency(gpu, Dtype::BF16, {T, c, 32, 1, Mask::FULL, 4}) >
+        attention_efficiency(gpu, Dtype::BF16, {T, T, 32, 1, Mask::CAUSAL_DIAGONAL, 4}));
+}
