@@ -10,12 +10,12 @@ namespace cpsim {
 namespace {
 
 const YAML::Node& calibration_file() {
-  static const YAML::Node root = load_yaml_file(resolve_input_path("platforms/calibration.yaml", ""));
+  static const YAML::Node root = load_yaml_file(platform_data_file("calibration.yaml"));
   return root;
 }
 
 const YamlSource& calibration_source() {
-  static const YamlSource source{resolve_input_path("platforms/calibration.yaml", ""), {}};
+  static const YamlSource source{platform_data_file("calibration.yaml"), {}};
   return source;
 }
 

@@ -1,7 +1,9 @@
 #include "platforms/platform_spec.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -12,32 +14,162 @@ namespace cpsim {
 namespace fs = std::filesystem;
 namespace {
 
-std::string preset_file(const char* name) { return std::string(CPSIM_SOURCE_DIR) + "/platforms/" + name; }
+// Where cpsim's data (platforms/*.yaml, models/) lives: an installed tree next to the executable
+// (<exe>/../share/cpsim), a build or source tree beside it (<exe>/..), else the compile-time source tree.
+const std::vector<fs::path>& data_roots() {
+  static const std::vector<fs::path> roots = [] {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      out.push_back(exe.parent_path() / ".." / "share" / "cpsim");
+      out.push_back(exe.parent_path() / "..");
+    }
+    out.emplace_back(CPSIM_SOURCE_DIR);
+    return out;
+  }();
+  return roots;
+}
 
-const YAML::Node& presets(const char* file) {
-  static std::map<std::string, YAML::Node> cache;
-  auto it = cache.find(file);
-  if (it == cache.end()) it = cache.emplace(file, load_yaml_file(preset_file(file))).first;
+bool is_file(const fs::path& p) {
+  // The error_code overload: a name the OS rejects (too long, bad bytes) is simply "not found", never a throw.
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+std::string preset_file(const char* name) {
+  for (const auto& root : data_roots())
+    if (is_file(root / "platforms" / name)) return (root / "platforms" / name).lexically_normal().string();
+  return std::string(CPSIM_SOURCE_DIR) + "/platforms/" + name;
+}
+
+// A presets file and where it came from (MapReaders keep a reference to the source).
+struct PresetFile {
+  YAML::Node doc;
+  YamlSource source;
+};
+
+const PresetFile& preset_doc(const std::string& path) {
+  static std::map<std::string, PresetFile> cache;
+  auto it = cache.find(path);
+  if (it == cache.end()) it = cache.emplace(path, PresetFile{load_yaml_file(path), {path, {}}}).first;
   return it->second;
 }
 
+const YAML::Node& presets(const char* file) { return preset_doc(preset_file(file)).doc; }
+
+}  // namespace
+
+std::string platform_data_file(const char* name) { return preset_file(name); }
+
+namespace {
+
+// Top-level keys that are not presets (the table version).
+bool is_meta_key(const std::string& k) { return k == "kernels_version"; }
+
 std::vector<std::string> keys_of(const YAML::Node& map) {
   std::vector<std::string> keys;
-  for (const auto& kv : map) keys.push_back(kv.first.as<std::string>());
+  for (const auto& kv : map)
+    if (!is_meta_key(kv.first.as<std::string>())) keys.push_back(kv.first.as<std::string>());
   return keys;
 }
 
-GpuSpec read_gpu(const YAML::Node& node, const std::string& key) {
-  static YamlSource source{preset_file("gpus.yaml"), {}};
-  MapReader r(node, source, key);
+// An achieved fraction of a peak: in (0, 1].
+double fraction(MapReader& r, const std::string& key, double fallback) {
+  const double f = r.has(key) ? r.number(key) : fallback;
+  if (!(f > 0 && f <= 1)) r.fail(key, fmt::format("an achieved fraction of the peak must be in (0, 1], got {}", f));
+  return f;
+}
+
+double non_negative(MapReader& r, const std::string& key, double fallback) {
+  const double v = r.has(key) ? r.number(key) : fallback;
+  if (!(v >= 0)) r.fail(key, fmt::format("must not be negative, got {}", v));
+  return v;
+}
+
+KernelCalibration read_kernel_table(MapReader& k, int version) {
+  KernelCalibration c;
+  c.version = version;
+  c.launch_overhead_s = k.time_s("launch_overhead");
+  {
+    MapReader g = k.map("gemm");
+    c.gemm_tile_m = static_cast<int>(g.integer("tile_m", 1));
+    c.gemm_tile_n = static_cast<int>(g.integer("tile_n", 1));
+    c.gemm_bf16 = fraction(g, "bf16", g.number("bf16"));
+    c.gemm_fp8 = fraction(g, "fp8", c.gemm_bf16);
+    c.gemm_k_half = non_negative(g, "k_half", 0);
+    g.finish();
+  }
+  {
+    MapReader a = k.map("attention");
+    c.attn_q_tile = static_cast<int>(a.integer("q_tile", 1));
+    c.attn_kv_tile = static_cast<int>(a.integer("kv_tile", 1));
+    c.attn_bf16 = fraction(a, "bf16", a.number("bf16"));
+    c.attn_fp8 = fraction(a, "fp8", c.attn_bf16);
+    c.attn_lk_half_tokens = non_negative(a, "lk_half_tokens", a.number("lk_half_tokens"));
+    c.attn_diag_extra = non_negative(a, "diag_extra", a.number("diag_extra"));
+    a.finish();
+  }
+  c.memory = fraction(k, "memory", k.number("memory"));
+  if (c.launch_overhead_s < 0) k.fail("launch_overhead", "must not be negative");
+  k.finish();
+  return c;
+}
+
+int table_version(const YAML::Node& doc) {
+  // A presets file without kernels_version is taken to follow the current table format.
+  const YAML::Node v = doc.IsMap() ? doc["kernels_version"] : YAML::Node();
+  return v.IsDefined() && v.IsScalar() ? v.as<int>() : 1;
+}
+
+// Where GPU presets are looked up: a user presets file (platform.presets) first, then platforms/gpus.yaml.
+struct GpuCatalog {
+  const PresetFile* user = nullptr;
+  const PresetFile& builtin() const { return preset_doc(preset_file("gpus.yaml")); }
+  const PresetFile* find(const std::string& key) const {
+    if (user && user->doc[key].IsDefined() && !is_meta_key(key)) return user;
+    if (builtin().doc[key].IsDefined() && !is_meta_key(key)) return &builtin();
+    return nullptr;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out = user ? keys_of(user->doc) : std::vector<std::string>{};
+    for (const auto& k : keys_of(builtin().doc))
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    return out;
+  }
+};
+
+GpuSpec read_gpu_entry(MapReader& r, const std::string& key, const GpuCatalog& catalog, int version, int depth);
+
+// `kernels:` of a GPU entry: a table, or the name of a preset whose table to use.
+KernelCalibration read_kernels(MapReader& r, const GpuCatalog& catalog, int version, int depth) {
+  if (!r.has("kernels")) return {};
+  const YAML::Node n = r.node("kernels");
+  if (n.IsScalar()) {
+    const std::string name = n.Scalar();
+    const PresetFile* file = catalog.find(name);
+    if (!file) r.fail("kernels", fmt::format("unknown GPU preset '{}' (known: {})", name, fmt::join(catalog.names(), ", ")));
+    if (depth > 4) r.fail("kernels", "kernel tables name each other in a cycle");
+    MapReader other(file->doc[name], file->source, name);
+    const KernelCalibration c = read_gpu_entry(other, name, catalog, table_version(file->doc), depth + 1).kernels;
+    if (c.version == 0) r.fail("kernels", fmt::format("preset '{}' has no kernels table", name));
+    return c;
+  }
+  MapReader k = r.map("kernels");
+  return read_kernel_table(k, version);
+}
+
+GpuSpec read_gpu_entry(MapReader& r, const std::string& key, const GpuCatalog& catalog, int version, int depth) {
   GpuSpec g;
   g.key = key;
-  g.name = r.text("name");
+  g.name = r.text_or("name", key);
   g.bf16_flops = r.flops_or("bf16", 0);
   g.fp8_flops = r.flops_or("fp8", g.bf16_flops);
   g.hbm_bytes = r.size_bytes_or("hbm", 0);
   g.hbm_bw_Bps = r.bandwidth_Bps("hbm_bw");
   g.sm_count = static_cast<int>(r.integer("sms", 1));
+  if (g.bf16_flops <= 0) r.fail("bf16", "must be positive");
+  if (g.hbm_bw_Bps <= 0) r.fail("hbm_bw", "must be positive");
   if (r.has("efficiency")) {
     MapReader e = r.map("efficiency");
     g.efficiency.gemm = e.number_or("gemm", g.efficiency.gemm);
@@ -45,8 +177,31 @@ GpuSpec read_gpu(const YAML::Node& node, const std::string& key) {
     g.efficiency.memory = e.number_or("memory", g.efficiency.memory);
     e.finish();
   }
+  g.kernels = read_kernels(r, catalog, version, depth);
   r.finish();
   return g;
+}
+
+GpuSpec catalog_preset(const GpuCatalog& catalog, const std::string& key) {
+  const PresetFile* file = catalog.find(key);
+  if (!file) throw std::out_of_range(key);
+  MapReader r(file->doc[key], file->source, key);
+  return read_gpu_entry(r, key, catalog, table_version(file->doc), 0);
+}
+
+// platform.gpu: a preset name, or a mapping {name, bf16, fp8, hbm, hbm_bw, sms, kernels} read in place.
+GpuSpec read_platform_gpu(MapReader& r, const std::string& fallback_key, const GpuCatalog& catalog) {
+  if (r.has("gpu") && r.node("gpu").IsMap()) {
+    MapReader g = r.map("gpu");
+    const std::string name = g.text("name");
+    return read_gpu_entry(g, name, catalog, table_version(catalog.builtin().doc), 0);
+  }
+  const std::string key = r.has("gpu") ? r.choice("gpu", catalog.names()) : fallback_key;
+  try {
+    return catalog_preset(catalog, key);
+  } catch (const std::out_of_range&) {
+    r.fail("gpu", fmt::format("unknown GPU preset '{}'", key));
+  }
 }
 
 // Scans a SimGrid XML platform for its hosts. GPUs must be named n<node>g<gpu> (as `cpsim platform --emit-xml`
@@ -76,37 +231,37 @@ std::vector<GpuSlot> scan_xml_hosts(const std::string& file, MapReader& r) {
 }  // namespace
 
 std::string resolve_input_path(const std::string& path, const std::string& source_dir) {
-  // The error_code overload: a name the OS rejects (too long, bad bytes) is simply "not found", never a throw.
-  auto is_file = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec);
-  };
   if (is_file(path)) return path;
   if (fs::path(path).is_relative()) {
     if (is_file(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
-    if (is_file(fs::path(CPSIM_SOURCE_DIR) / path)) return (fs::path(CPSIM_SOURCE_DIR) / path).string();
+    for (const auto& root : data_roots())
+      if (is_file(root / path)) return (root / path).lexically_normal().string();
   }
   return "";
 }
 
-GpuSpec gpu_preset(const std::string& key) {
-  const YAML::Node n = presets("gpus.yaml")[key];
-  if (!n.IsDefined()) throw std::out_of_range(key);
-  return read_gpu(n, key);
-}
+GpuSpec gpu_preset(const std::string& key) { return catalog_preset(GpuCatalog{}, key); }
 
 std::vector<std::string> gpu_preset_names() { return keys_of(presets("gpus.yaml")); }
 std::vector<std::string> cluster_preset_names() { return keys_of(presets("clusters.yaml")); }
 
 PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
   PlatformSpec p;
+  GpuCatalog catalog;
+  if (r.has("presets")) {
+    const std::string file = r.text("presets");
+    const std::string path = resolve_input_path(file, source_dir);
+    if (path.empty()) r.fail("presets", fmt::format("presets file '{}' not found", file));
+    catalog.user = &preset_doc(path);
+    if (!catalog.user->doc.IsMap()) r.fail("presets", fmt::format("{} is not a mapping of GPU presets", path));
+  }
   std::string gpu_key;
   if (r.has("file")) {
     if (r.has("preset")) r.fail("preset", "give either 'preset' or 'file', not both");
     const std::string file = r.text("file");
     p.xml_file = resolve_input_path(file, source_dir);
     if (p.xml_file.empty()) r.fail("file", fmt::format("platform file '{}' not found", file));
-    gpu_key = r.choice("gpu", gpu_preset_names());
+    if (!r.has("gpu")) r.fail_here("an XML platform needs 'gpu' (a preset name or a mapping)");
     p.gpus = scan_xml_hosts(p.xml_file, r);
     p.nodes = p.gpus.back().node + 1;
     p.gpus_per_node = 0;
@@ -116,8 +271,7 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
     static YamlSource source{preset_file("clusters.yaml"), {}};
     MapReader c(presets("clusters.yaml")[preset], source, preset);
     p.preset = preset;
-    gpu_key = r.has("gpu") ? r.choice("gpu", gpu_preset_names()) : c.text("gpu");
-    (void)c.text_or("gpu", "");
+    gpu_key = c.text("gpu");
     (void)c.text_or("calibration", "");
     p.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", c.integer("gpus_per_node"), 1));
     p.nodes = static_cast<int>(r.integer_or("nodes", 1, 1));
@@ -131,7 +285,7 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
     for (int n = 0; n < p.nodes; ++n)
       for (int g = 0; g < p.gpus_per_node; ++g) p.gpus.push_back({fmt::format("n{}g{}", n, g), n, g});
   }
-  p.gpu = gpu_preset(gpu_key);
+  p.gpu = read_platform_gpu(r, gpu_key, catalog);
   // The cluster preset names its calibration; a scenario may choose another, or the ideal machine.
   const std::string preset_calibration =
       p.preset.empty() ? "nccl-h100-ib"
@@ -139,6 +293,11 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
   p.calibration = r.has("calibration") ? r.text("calibration") : preset_calibration;
   if (p.calibration == "default") p.calibration = preset_calibration;
   p.network = read_network_calibration(p.calibration, r, "calibration");
+  // The shaped kernel model runs unless the scenario asks for the ideal machine; a GPU without a kernels table
+  // has nothing to shape with.
+  p.gpu.kernels.shaped = !p.ideal();
+  if (p.gpu.kernels.shaped && p.gpu.kernels.version == 0)
+    r.fail("gpu", fmt::format("GPU '{}' has no kernels table (needed unless platform.calibration: ideal)", p.gpu.key));
   r.finish();
   return p;
 }

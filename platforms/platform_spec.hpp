@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "platforms/kernel_calibration.hpp"
 #include "platforms/network_calibration.hpp"
 
 namespace cpsim {
@@ -23,7 +24,8 @@ struct GpuSpec {
   double hbm_bytes = 0;
   double hbm_bw_Bps = 0;
   int sm_count = 0;
-  ComputeEfficiency efficiency;
+  ComputeEfficiency efficiency;  // the ideal machine's fixed efficiencies
+  KernelCalibration kernels;     // the shaped model (used when kernels.shaped)
 };
 
 // One GPU of the platform, as the workload sees it.
@@ -63,5 +65,7 @@ std::vector<std::string> cluster_preset_names();
 // Resolves a path written in a scenario: as given (absolute or from the working directory), else relative
 // to the scenario's folder, else relative to the cpsim source tree. Returns "" when none is a regular file.
 std::string resolve_input_path(const std::string& path, const std::string& source_dir);
+// A file of the installed platform data (platforms/<name>): next to the executable, else the source tree.
+std::string platform_data_file(const char* name);
 
 }  // namespace cpsim

@@ -115,6 +115,8 @@ RunSpec read_run(MapReader& r) {
   }
   run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
   run.dtype = read_dtype(r);
+  // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
+  run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
   r.finish();
   return run;
 }

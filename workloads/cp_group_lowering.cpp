@@ -55,7 +55,13 @@ KernelCost attention_pairs_cost(const LayerContext& ctx, double pairs, double q_
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * sh.q_heads * sh.head_dim;
   const double bytes = (2 * q_tokens * sh.q_width() + kv_tokens * kv_token_bytes(ctx) / sh.dtype_bytes) * sh.dtype_bytes;
-  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, ctx.in.run.dtype, flops, bytes), flops, bytes};
+  // Masks here are bands, selections or small triangles (SWA, sparse, MoBA, intra-chunk): a kernel that skips
+  // invisible tiles, priced as a non-causal call over the mean visible keys per query.
+  const double batch = ctx.in.run.batch;
+  const double q_per_seq = q_tokens / batch, visible = q_tokens > 0 ? pairs / q_tokens : 0;
+  const AttentionShape shape{q_per_seq, visible, double(sh.q_heads), batch, Mask::FULL,
+                             double(sh.q_heads) / sh.kv_heads};
+  return {attention_time_s(ctx.in.gpu, ctx.in.run.dtype, shape, flops, bytes), flops, bytes};
 }
 
 KernelCost indexer_cost(const LayerContext& ctx, double pairs) {
@@ -68,11 +74,11 @@ KernelCost indexer_cost(const LayerContext& ctx, double pairs) {
 KernelCost gemm_cost(const LayerContext& ctx, double m, double k, double n) {
   const double s = ctx.shape.dtype_bytes;
   const double flops = 2 * m * k * n, bytes = (m * k + k * n + m * n) * s;
-  return {kernel_time_s(ctx.in.gpu, KernelClass::GEMM, ctx.in.run.dtype, flops, bytes), flops, bytes};
+  return {gemm_time_s(ctx.in.gpu, ctx.in.run.dtype, m, n, k, bytes), flops, bytes};
 }
 
 KernelCost memory_pass_cost(const LayerContext& ctx, double bytes) {
-  return {kernel_time_s(ctx.in.gpu, KernelClass::MEMORY, ctx.in.run.dtype, 0, bytes), 0, bytes};
+  return {memory_time_s(ctx.in.gpu, bytes), 0, bytes};
 }
 
 }  // namespace cpsim

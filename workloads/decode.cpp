@@ -25,13 +25,14 @@ class DecodeBuilder {
 
   KernelCost gemm(double k, double n) const {
     const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * s();
-    return {kernel_time_s(in_.gpu, KernelClass::GEMM, in_.run.dtype, flops, bytes), flops, bytes};
+    return {gemm_time_s(in_.gpu, in_.run.dtype, B(), n, k, bytes), flops, bytes};
   }
   // Partial attention of the B new queries over `kv_tokens` cached tokens per sequence (memory-bound: the KV read).
   KernelCost partial_attention(double kv_tokens) const {
     const double flops = 4 * B() * kv_tokens * sh_.q_heads * sh_.head_dim;
     const double bytes = B() * kv_tokens * 2 * sh_.kv_width() * s() + 2 * B() * sh_.q_width() * s();
-    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtype, flops, bytes), flops, bytes};
+    const AttentionShape shape{1, kv_tokens, double(sh_.q_heads), B(), Mask::FULL, double(sh_.q_heads) / sh_.kv_heads};
+    return {attention_time_s(in_.gpu, in_.run.dtype, shape, flops, bytes), flops, bytes};
   }
   TaskId compute(int gpu, const char* name, int layer, int step, const KernelCost& c, const std::vector<TaskId>& after) {
     const TaskId t = g_.add_compute(gpu, name, layer, step, c.duration_s, c.flops, c.hbm_bytes);

@@ -75,6 +75,7 @@ struct RunSpec {
   int micro_batches = 1;      // prefill/train: independent batches of `batch` sequences, interleaved per layer
   int batch = 1;
   Dtype dtype = Dtype::BF16;
+  bool full_mask = false;  // run.mask: full (non-causal dense attention) instead of causal
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.

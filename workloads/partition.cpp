@@ -41,4 +41,25 @@ double causal_pairs(Partition p, std::uint64_t seq_len, int cp, int q_rank, int 
   return 0;
 }
 
+double block_pairs(Partition p, bool full_mask, std::uint64_t seq_len, int cp, int q_rank, int kv_rank) {
+  if (!full_mask) return causal_pairs(p, seq_len, cp, q_rank, kv_rank);
+  const double l = static_cast<double>(seq_len / static_cast<std::uint64_t>(cp));
+  return l * l;
+}
+
+BlockGeometry block_geometry(Partition p, bool full_mask, std::uint64_t seq_len, int cp, int q_rank, int kv_rank) {
+  const double l = static_cast<double>(seq_len / static_cast<std::uint64_t>(cp));
+  if (full_mask) return {l, l, false};
+  switch (p) {
+    case Partition::CONTIGUOUS:
+      if (kv_rank == q_rank) return {l, l, true};
+      return kv_rank < q_rank ? BlockGeometry{l, l, false} : BlockGeometry{};
+    case Partition::ZIGZAG:
+      if (kv_rank == q_rank) return {l, l, true};
+      return kv_rank < q_rank ? BlockGeometry{l, l / 2, false} : BlockGeometry{l / 2, l, false};
+    case Partition::STRIPED: return {l, l, true};
+  }
+  return {};
+}
+
 }  // namespace cpsim

@@ -30,7 +30,7 @@ KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n) {
   const double s = dtype_bytes(in.run.dtype);
   const double flops = 2 * tokens * k * n;
   const double bytes = (k * n + tokens * k + tokens * n) * s;
-  return {kernel_time_s(in.gpu, KernelClass::GEMM, in.run.dtype, flops, bytes), flops, bytes};
+  return {gemm_time_s(in.gpu, in.run.dtype, tokens, n, k, bytes), flops, bytes};
 }
 
 class PrefillBuilder {

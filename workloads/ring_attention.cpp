@@ -42,8 +42,19 @@ RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry) {
   RankTasks out(entry.size());
   // A rank's block: the K and V of its new tokens and of its share of the persistent cache (run.cached_tokens).
   const double block_tokens = ctx.shape.tokens + ctx.in.run.batch * double(ctx.in.run.cached_tokens) / ctx.in.parallel.cp;
-  const RingAttentionSpec spec{ctx.layer, block_tokens * kv_token_bytes(ctx),
-                               [&ctx](int q, int kv) { return dense_attention_block(ctx, q, kv); }};
+  // Shaped kernels: every step after the first merges its partial output into the rank's fp32 accumulator with
+  // the log-sum-exp correction, a memory-bound pass (read fp32 + read block output + write fp32 per element), as
+  // ring-flash-attention and TransformerEngine do between kernel calls. The ideal machine fuses it away.
+  const ShardShape& sh = ctx.shape;
+  const double merge_bytes = sh.tokens * sh.q_width() * (4 + sh.dtype_bytes + 4);
+  const RingAttentionSpec spec{ctx.layer, block_tokens * kv_token_bytes(ctx), [&ctx, merge_bytes](int q, int kv) {
+                                 KernelCost c = dense_attention_block(ctx, q, kv);
+                                 if (ctx.in.gpu.kernels.shaped && q != kv && c.flops > 0) {
+                                   c.duration_s += memory_time_s(ctx.in.gpu, merge_bytes);
+                                   c.hbm_bytes += merge_bytes;
+                                 }
+                                 return c;
+                               }};
   for (int tp = 0; tp < ctx.in.parallel.tp; ++tp) {
     const auto ring = ctx.layout.cp_group(tp);
     RankTasks ring_entry;

@@ -1,6 +1,7 @@
 #include "workloads/roofline.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cpsim {
 
@@ -35,13 +36,104 @@ double peak_flops(const GpuSpec& gpu, Dtype dtype) {
   }
 }
 
-double kernel_time_s(const GpuSpec& gpu, KernelClass kind, Dtype dtype, double flops, double hbm_bytes) {
+namespace {
+
+// The seeds' roofline with a given compute efficiency (memory efficiency from the ideal table).
+double ideal_time_s(const GpuSpec& gpu, KernelClass kind, Dtype dtype, double flops, double hbm_bytes) {
   const double eff = kind == KernelClass::GEMM ? gpu.efficiency.gemm
                      : kind == KernelClass::ATTENTION ? gpu.efficiency.attention
                                                       : 1.0;
   const double t_math = kind == KernelClass::MEMORY ? 0.0 : flops / (peak_flops(gpu, dtype) * eff);
   const double t_mem = hbm_bytes / (gpu.hbm_bw_Bps * gpu.efficiency.memory);
   return std::max(t_math, t_mem);
+}
+
+// Shaped: launch + max(flops / (peak * eff), bytes / (bw * memory)). eff <= 0 means a memory-only kernel.
+double shaped_time_s(const GpuSpec& gpu, Dtype dtype, double eff, double flops, double hbm_bytes) {
+  const KernelCalibration& c = gpu.kernels;
+  const double t_math = eff > 0 && flops > 0 ? flops / (peak_flops(gpu, dtype) * eff) : 0.0;
+  const double t_mem = hbm_bytes / (gpu.hbm_bw_Bps * c.memory);
+  return c.launch_overhead_s + std::max(t_math, t_mem);
+}
+
+bool is_fp8(Dtype d) { return d == Dtype::FP8; }
+
+// Fraction of the SMs a grid of `ctas` equal CTAs keeps busy over its waves: ctas / (ceil(ctas / SMs) * SMs).
+double wave_fill(double ctas, int sms) {
+  if (sms <= 0 || ctas <= 0) return 1;
+  const double waves = std::ceil(ctas / sms);
+  return ctas / (waves * sms);
+}
+
+}  // namespace
+
+double kernel_time_s(const GpuSpec& gpu, KernelClass kind, Dtype dtype, double flops, double hbm_bytes) {
+  if (!gpu.kernels.shaped) return ideal_time_s(gpu, kind, dtype, flops, hbm_bytes);
+  const KernelCalibration& c = gpu.kernels;
+  const double eff = kind == KernelClass::GEMM        ? (is_fp8(dtype) ? c.gemm_fp8 : c.gemm_bf16)
+                     : kind == KernelClass::ATTENTION ? (is_fp8(dtype) ? c.attn_fp8 : c.attn_bf16)
+                                                      : 0.0;
+  return shaped_time_s(gpu, dtype, eff, flops, hbm_bytes);
+}
+
+double gemm_efficiency(const GpuSpec& gpu, Dtype dtype, double m, double n, double k) {
+  const KernelCalibration& c = gpu.kernels;
+  m = std::max(1.0, m), n = std::max(1.0, n), k = std::max(1.0, k);
+  const double tm = c.gemm_tile_m, tn = c.gemm_tile_n;
+  // Tile quantization (partial edge tiles compute whole) and wave quantization (the last wave leaves SMs idle):
+  // useful m*n over waves * SMs * tile_m * tile_n. Equal to tiles / (waves * SMs) when m, n are tile multiples.
+  const double tiles = std::ceil(m / tm) * std::ceil(n / tn);
+  const double sms = std::max(1, gpu.sm_count);
+  const double waves = std::ceil(tiles / sms);
+  const double fill = (m * n) / (waves * sms * tm * tn);
+  const double k_factor = c.gemm_k_half > 0 ? k / (k + c.gemm_k_half) : 1.0;
+  return (is_fp8(dtype) ? c.gemm_fp8 : c.gemm_bf16) * fill * k_factor;
+}
+
+double attention_efficiency(const GpuSpec& gpu, Dtype dtype, const AttentionShape& s) {
+  const KernelCalibration& c = gpu.kernels;
+  const double tq = c.attn_q_tile, tk = c.attn_kv_tile;
+  double rows = std::max(1.0, s.q_tokens), heads = std::max(1.0, s.heads);
+  const double lk = std::max(1.0, s.kv_tokens);
+  // Few queries (decode, short blocks): the group's query heads share the KV head's q tile (FA3 pack_gqa).
+  if (rows < tq && s.group > 1) rows *= s.group, heads = std::max(1.0, heads / s.group);
+  const double nq = std::ceil(rows / tq);
+  double ctas = nq * std::ceil(heads * std::max(1.0, s.batch));
+  double useful = 0, cost = 0;  // per (sequence, head), in pairs of query-key work
+  if (s.mask == Mask::FULL) {
+    // Split-KV (flash-decoding) when the grid would not fill the SMs: `splits` CTAs share one q tile's keys,
+    // each paying the per-CTA fixed cost.
+    const double splits = std::max(1.0, std::min(std::floor(gpu.sm_count / ctas), std::ceil(lk / tk)));
+    ctas *= splits;
+    useful = rows * lk;
+    cost = nq * tq * (std::ceil(lk / tk) * tk + splits * c.attn_lk_half_tokens);
+  } else {
+    // Causal, bottom-right aligned: q tile i sees keys [0, off + (i+1)*tq), off = kv - q; the last of its kv
+    // tiles straddles the diagonal, computed whole and masked (1 + diag_extra tiles of cost).
+    const double q = std::min(rows, lk), off = lk - q;
+    useful = q * off + q * (q + 1) / 2;
+    const double span = std::min(nq * std::ceil(lk / tk) * tk, nq * std::ceil(off / tk) * tk + tq * nq * (nq + 1) / 2);
+    cost = tq * (span + nq * c.attn_lk_half_tokens + nq * c.attn_diag_extra * tk);
+  }
+  const double fill = wave_fill(ctas, gpu.sm_count);
+  return (is_fp8(dtype) ? c.attn_fp8 : c.attn_bf16) * fill * useful / cost;
+}
+
+double gemm_time_s(const GpuSpec& gpu, Dtype dtype, double m, double n, double k, double hbm_bytes) {
+  const double flops = 2 * m * k * n;
+  if (!gpu.kernels.shaped) return ideal_time_s(gpu, KernelClass::GEMM, dtype, flops, hbm_bytes);
+  return shaped_time_s(gpu, dtype, gemm_efficiency(gpu, dtype, m, n, k), flops, hbm_bytes);
+}
+
+double attention_time_s(const GpuSpec& gpu, Dtype dtype, const AttentionShape& shape, double flops,
+                        double hbm_bytes) {
+  if (!gpu.kernels.shaped) return ideal_time_s(gpu, KernelClass::ATTENTION, dtype, flops, hbm_bytes);
+  return shaped_time_s(gpu, dtype, attention_efficiency(gpu, dtype, shape), flops, hbm_bytes);
+}
+
+double memory_time_s(const GpuSpec& gpu, double hbm_bytes) {
+  if (!gpu.kernels.shaped) return ideal_time_s(gpu, KernelClass::MEMORY, Dtype::BF16, 0, hbm_bytes);
+  return shaped_time_s(gpu, Dtype::BF16, 0, 0, hbm_bytes);
 }
 
 }  // namespace cpsim

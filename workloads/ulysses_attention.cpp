@@ -29,13 +29,14 @@ double out_pair_bytes(const LayerContext& ctx, int degree) {
   return sh.tokens * sh.head_dim * sh.dtype_bytes * (double(sh.q_heads) / degree);
 }
 
-// Attention of `q_tokens` queries on `heads` heads over `pairs` pairs.
+// Attention of `q_tokens` queries on `heads` heads over `pairs` pairs; `shape` is the kernel call per sequence.
 KernelCost heads_attention_cost(const LayerContext& ctx, double pairs, double heads, double q_tokens, double kv_tokens,
-                                double kv_heads) {
+                                double kv_heads, AttentionShape shape) {
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * heads * sh.head_dim;
   const double bytes = (2 * q_tokens * heads + 2 * kv_tokens * kv_heads) * sh.head_dim * sh.dtype_bytes;
-  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, ctx.in.run.dtype, flops, bytes), flops, bytes};
+  shape.heads = heads, shape.batch = ctx.in.run.batch, shape.group = heads / kv_heads;
+  return {attention_time_s(ctx.in.gpu, ctx.in.run.dtype, shape, flops, bytes), flops, bytes};
 }
 
 }  // namespace
@@ -47,8 +48,11 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
     const RankTasks scattered = alltoall(ctx.graph, gpus, qkv_pair_bytes(ctx, n),
                                                   {Traffic::CP, "ulysses qkv all-to-all", ctx.layer}, in);
     RankTasks attended(n);
-    KernelCost c = heads_attention_cost(ctx, B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n, B * S, B * S,
-                                        kv_heads_per_rank(ctx, n));
+    // Every rank attends over the whole sequence on its heads: causal (S(S+1)/2 pairs) or, run.mask: full, S^2.
+    const bool full = ctx.in.run.full_mask;
+    KernelCost c = heads_attention_cost(ctx, full ? B * S * S : B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n,
+                                        B * S, B * S, kv_heads_per_rank(ctx, n),
+                                        {S, S, 1, 1, full ? Mask::FULL : Mask::CAUSAL_DIAGONAL, 1});
     c = {c.duration_s * ctx.backward_scale, c.flops * ctx.backward_scale, c.hbm_bytes * ctx.backward_scale};
     for (int r = 0; r < n; ++r) {
       attended[r] = scattered[r];
@@ -77,8 +81,14 @@ RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry) {
     RankTasks after_ring(n);
     const RingAttentionSpec spec{ctx.layer, B * c * 2 * kv_heads * ctx.shape.head_dim * ctx.shape.dtype_bytes,
                                  [&](int q, int kv) {
+                                   if (ctx.in.run.full_mask)
+                                     return heads_attention_cost(ctx, B * c * c, heads, B * c, B * c, kv_heads,
+                                                                 {c, c, 1, 1, Mask::FULL, 1});
                                    const double pairs = q == kv ? B * c * (c + 1) / 2 : B * c * c / 2;
-                                   return heads_attention_cost(ctx, pairs, heads, B * c, B * c, kv_heads);
+                                   // Zigzag blocks: causal diagonal, else a half block (c x c/2) non-causal.
+                                   const AttentionShape shape = q == kv ? AttentionShape{c, c, 1, 1, Mask::CAUSAL_DIAGONAL, 1}
+                                                                        : AttentionShape{c, c / 2, 1, 1, Mask::FULL, 1};
+                                   return heads_attention_cost(ctx, pairs, heads, B * c, B * c, kv_heads, shape);
                                  }};
     for (int i = 0; i < u; ++i) {  // rings: the i-th rank of every Ulysses group
       std::vector<int> ring;
