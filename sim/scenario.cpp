@@ -121,6 +121,23 @@ RunSpec read_run(MapReader& r) {
   return run;
 }
 
+// `collectives: {tp: {algorithm, protocol, channels}, ...}`: fixed choices per traffic class (docs/calibration.md).
+std::map<std::string, CollectiveOverride> read_collective_overrides(MapReader& r) {
+  std::map<std::string, CollectiveOverride> out;
+  for (const char* cls : {"tp", "cp", "ep", "dp"}) {
+    if (!r.has(cls)) continue;
+    MapReader c = r.map(cls);
+    CollectiveOverride o;
+    o.algorithm = c.choice_or("algorithm", {"auto", "ring", "tree", "nvls", "hierarchical"}, "auto");
+    o.protocol = c.choice_or("protocol", {"auto", "LL", "LL128", "Simple"}, "auto");
+    o.channels = static_cast<int>(c.integer_or("channels", 0, 1));
+    c.finish();
+    out[cls] = o;
+  }
+  r.finish();
+  return out;
+}
+
 ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
   ParallelSpec p;
   p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
@@ -142,6 +159,10 @@ ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
     if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
   }
   p.sequence_parallel = r.flag_or("sequence_parallel", false);
+  p.tp_comm_overlap = r.flag_or("tp_comm_overlap", false);
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    r.fail("tp_comm_overlap", "TP communication overlap chunks the sequence-parallel all-gather and reduce-scatter: "
+                              "set parallel.sequence_parallel: true");
   p.grad_sync = r.choice_or("grad_sync", {"overlap", "end", "none"}, phase == "train" ? "overlap" : "none");
   if (phase != "train" && p.grad_sync != "none")
     r.fail("grad_sync", "gradients are synchronized in training only (run.phase: train)");
@@ -351,6 +372,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (top.has("contention")) {
     MapReader r = top.map("contention");
     s.contention = read_contention(r);
+  }
+  if (top.has("collectives")) {
+    MapReader r = top.map("collectives");
+    s.parallel.collectives = read_collective_overrides(r);
   }
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
