@@ -9,6 +9,7 @@
 #include "workloads/gradient_sync.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/partition.hpp"
+#include "workloads/tp_comm_overlap.hpp"
 
 namespace cpsim {
 
@@ -119,6 +120,23 @@ class PrefillBuilder {
     });
   }
 
+  bool overlapped() const { return in_.parallel.tp_comm_overlap && in_.parallel.tp > 1; }
+  double tp() const { return in_.parallel.tp; }
+  // The all-gather of the T x d_model activation (one T/tp shard per rank) chunked with the GEMM that reads it,
+  // and the reduce-scatter chunked with the GEMM that produces it (workloads/tp_comm_overlap.hpp).
+  RankTasks overlapped_allgather(int layer, const ChunkedGemm& gemm, const RankTasks& ready, const char* name) {
+    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.dtype_bytes / tp();
+    return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
+      return allgather_overlapped(g_, group, shard_bytes, gemm, {Traffic::TP, name, layer}, group_ready);
+    });
+  }
+  RankTasks overlapped_reduce_scatter(int layer, const ChunkedGemm& gemm, const RankTasks& ready, const char* name) {
+    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.dtype_bytes / tp();
+    return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
+      return reduce_scatter_overlapped(g_, group, shard_bytes, gemm, {Traffic::TP, name, layer}, group_ready);
+    });
+  }
+
   // EP all-to-all over every EP group (workloads/expert_routing.hpp): each GPU routes its 1/tp share of its TP
   // group's tokens, top_k copies of d_model each (R bytes), sending EP rank j the share s_j of them; the combine
   // returns the same bytes the other way.
@@ -186,11 +204,16 @@ class PrefillBuilder {
     const int layer = g_.add_layer(kind, algorithms);
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
-    const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, layer_input, "tp allgather attn") : layer_input;
+    const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();
     RankTasks after_qkv(gpus);
-    for (int gpu = 0; gpu < gpus; ++gpu)
-      after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width()),
-                                ready[gpu])};
+    if (overlapped() && sharded) {
+      after_qkv = overlapped_allgather(layer, {"qkv_proj", gemm(in_, t / tp(), d, qkv_width), layer}, layer_input,
+                                       "tp allgather attn");
+    } else {
+      const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, layer_input, "tp allgather attn") : layer_input;
+      for (int gpu = 0; gpu < gpus; ++gpu)
+        after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, qkv_width), ready[gpu])};
+    }
 
     LayerContext ctx{g_, in_, shape_, layout_, layer};
     RankTasks after_attn(gpus);
@@ -199,10 +222,13 @@ class PrefillBuilder {
       for (int gpu = 0; gpu < gpus; ++gpu) after_attn[gpu].insert(after_attn[gpu].end(), done[gpu].begin(), done[gpu].end());
     }
 
+    sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
+    if (overlapped())
+      return {layer, overlapped_reduce_scatter(layer, {"o_proj", gemm(in_, t / tp(), shape_.q_width(), d), layer},
+                                               after_attn, "tp reducescatter attn")};
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d), after_attn[gpu])};
-    sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
     return {layer, sharded ? tp_reduce_scatter(layer, t * d * s, after_o, "tp reducescatter attn")
                            : tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn")};
   }
@@ -219,6 +245,14 @@ class PrefillBuilder {
     const MoeSpec& moe = in_.model.moe;
     const bool moe_layer = moe.experts > 0 && index >= moe.first_dense_layers;
     const bool ep = moe_layer && in_.parallel.ep > 1;
+    if (overlapped() && sharded && !ep) {  // the up projection behind the all-gather, the down one before the RS
+      const double ffn = (moe_layer ? (moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
+                         in_.parallel.tp;
+      const RankTasks up = overlapped_allgather(layer, {"ffn up", gemm(in_, t / tp(), d, 2 * ffn), layer}, after_attn,
+                                                "tp allgather ffn");
+      return overlapped_reduce_scatter(layer, {"ffn down", gemm(in_, t / tp(), ffn, d), layer}, up,
+                                       "tp reducescatter ffn");
+    }
     // EP dispatches each GPU's T/tp share: from a sequence-parallel shard as it is, otherwise from the full copy.
     const RankTasks ffn_in = ep ? expert_alltoall(layer, after_attn, "ep dispatch", false)
                              : sharded ? tp_allgather(layer, t * d * s, after_attn, "tp allgather ffn")
