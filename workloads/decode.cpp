@@ -111,34 +111,35 @@ class DecodeBuilder {
     return done;
   }
 
+  // Pass-Q as Meta runs it: the token's Q hops on as soon as it arrived (the hop does not wait for the partial
+  // attention), every rank keeps its partial (O, LSE), and after the last hop one all-to-all (only the owner
+  // receives: N-1 partials, one per pairwise step) returns them to the owner, which merges.
   RankTasks pass_q_layer(int layer, const std::vector<int>& ring, const RankTasks& entry, int owner) {
     const int n = static_cast<int>(ring.size());
     const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
     const double q_bytes = B() * sh_.q_width() * s(), partial_bytes = B() * sh_.q_heads * (sh_.head_dim * s() + 4);
     RankTasks done = entry;
     const TaskId qkv = compute(ring[owner], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width()), entry[owner]);
-    const TaskId own = compute(ring[owner], "partial attention", layer, 0, partial_attention(shard), {qkv});
-    std::vector<TaskId> merge_after = {own};
+    done[owner] = {compute(ring[owner], "partial attention", layer, 0, partial_attention(shard), {qkv})};
     TaskId q_here = qkv;  // the Q arrived at the current rank
     for (int k = 1; k < n; ++k) {
       const int from = (owner + k - 1) % n, to = (owner + k) % n;
       const TaskId hop = g_.add_flow(ring[from], ring[to], q_bytes, Traffic::CP, "pass-q q", layer, k);
       g_.depend(hop, q_here);
       g_.depend_all(hop, entry[to]);
-      const TaskId part = compute(ring[to], "partial attention", layer, k, partial_attention(shard), {hop});
-      const TaskId back = g_.add_flow(ring[to], ring[owner], partial_bytes, Traffic::CP, "pass-q partial out", layer, k);
-      g_.depend(back, part);
-      merge_after.push_back(back);
-      done[to] = {back};
+      done[to] = {compute(ring[to], "partial attention", layer, k, partial_attention(shard), {hop})};
       done[from].push_back(hop);
       q_here = hop;
     }
+    std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0));
+    for (int r = 0; r < n; ++r)
+      if (r != owner) bytes[r][owner] = partial_bytes;
+    RankTasks returned = pairwise_alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);
     const double merge_bytes = n * partial_bytes;
-    done[owner] = {compute(ring[owner], "merge partials", layer, n, {kernel_time_s(in_.gpu, KernelClass::MEMORY,
-                                                                                  in_.run.dtype, 0, merge_bytes),
-                                                                    0, merge_bytes},
-                           merge_after)};
-    return done;
+    returned[owner] = {compute(ring[owner], "merge partials", layer, n,
+                               {kernel_time_s(in_.gpu, KernelClass::MEMORY, in_.run.dtype, 0, merge_bytes), 0, merge_bytes},
+                               returned[owner])};
+    return returned;
   }
 
   const WorkloadInputs& in_;
