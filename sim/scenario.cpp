@@ -335,6 +335,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   } else if (s.run.phase == "train") {
     s.parallel.grad_sync = "overlap";  // the default (cp = tp = dp = 1: nothing to synchronize)
   }
+  s.parallel.gpus_per_node = s.platform.gpus_per_node;  // node-aware lowerings (LASP-2's 2D all-gather)
   if (top.has("cp")) {
     MapReader r = top.map("cp");
     s.cp = read_cp(r);

@@ -36,6 +36,7 @@ struct AttentionSpec {
   int indexer_dim = 128;
   int moba_block = 512;      // tokens per MoBA block (the seed's B)
   int moba_top_k_blocks = 8;
+  int linear_chunk = 64;     // tokens per intra-chunk block of linear attention (Lightning Attention / LASP-2)
 };
 const std::vector<std::string>& attention_kinds();  // dense, swa, csa, hca, dsa, moba, linear
 std::vector<std::string> split_layer_kind(const std::string& kind);  // "swa+csa" -> {swa, csa}
@@ -92,6 +93,7 @@ struct ParallelSpec {
   int simulated_dp = 1;  // DP replicas simulated side by side: dp when gradients are synchronized, else 1
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
+  int gpus_per_node = 0;  // from the platform (GPU ids are ordered node by node); 0 = unknown, one node
 };
 
 enum class Partition { CONTIGUOUS, ZIGZAG, STRIPED };
