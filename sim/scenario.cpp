@@ -58,9 +58,23 @@ void assign(YAML::Node root, const std::vector<std::string>& parts, std::size_t 
   cur[parts.back()] = value;
 }
 
-Dtype read_dtype(MapReader& r) {
-  const std::string d = r.choice_or("dtype", {"bf16", "fp16", "fp8", "fp32"}, "bf16");
+Dtype read_dtype(MapReader& r, const char* key = "dtype", Dtype fallback = Dtype::BF16) {
+  const std::string d = r.choice_or(key, {"bf16", "fp16", "fp8", "fp32"}, dtype_name(fallback));
   return d == "bf16" ? Dtype::BF16 : d == "fp16" ? Dtype::FP16 : d == "fp8" ? Dtype::FP8 : Dtype::FP32;
+}
+
+// run.dtypes: per-operation dtypes, each defaulting to run.dtype.
+OpDtypes read_op_dtypes(MapReader& run, Dtype base) {
+  OpDtypes o{base, base, base, base, base};
+  if (!run.has("dtypes")) return o;
+  MapReader r = run.map("dtypes");
+  o.projections = read_dtype(r, "projections", base);
+  o.ffn = read_dtype(r, "ffn", base);
+  o.attention = read_dtype(r, "attention", base);
+  o.kv_cache = read_dtype(r, "kv_cache", base);
+  o.activations = read_dtype(r, "activations", base);
+  r.finish();
+  return o;
 }
 
 ModelSpec read_model(MapReader& r) {
@@ -115,6 +129,7 @@ RunSpec read_run(MapReader& r) {
   }
   run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
   run.dtype = read_dtype(r);
+  run.dtypes = read_op_dtypes(r, run.dtype);
   r.finish();
   return run;
 }

@@ -50,8 +50,8 @@ KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_ran
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * sh.q_heads * sh.head_dim;  // QK^T and PV: 2 flops per multiply-add each
   const double kv_tokens = sh.tokens + in.run.batch * cached;
-  const double bytes = (2 * sh.tokens * sh.q_width() + 2 * kv_tokens * sh.kv_width()) * sh.dtype_bytes;
-  return {kernel_time_s(in.gpu, KernelClass::ATTENTION, in.run.dtype, flops, bytes), flops, bytes};
+  const double bytes = 2 * sh.tokens * sh.q_width() * sh.dtype_bytes + 2 * kv_tokens * sh.kv_width() * sh.kv_bytes;
+  return {kernel_time_s(in.gpu, KernelClass::ATTENTION, in.run.dtypes.attention, flops, bytes), flops, bytes};
 }
 
 }  // namespace cpsim

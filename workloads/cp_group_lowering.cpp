@@ -37,7 +37,7 @@ RankTasks gather_then_attend(LayerContext& ctx, const std::vector<int>& gpus,
 
 double kv_token_bytes(const LayerContext& ctx) {
   const double width = ctx.in.model.mla.d_c > 0 ? ctx.in.model.mla.d_c : ctx.shape.kv_width();
-  return 2 * width * ctx.shape.dtype_bytes;
+  return 2 * width * ctx.shape.kv_bytes;
 }
 
 double key_width(const LayerContext& ctx) {
@@ -54,8 +54,8 @@ TaskId add_kernel(LayerContext& ctx, int gpu, const char* name, int step, const 
 KernelCost attention_pairs_cost(const LayerContext& ctx, double pairs, double q_tokens, double kv_tokens) {
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * sh.q_heads * sh.head_dim;
-  const double bytes = (2 * q_tokens * sh.q_width() + kv_tokens * kv_token_bytes(ctx) / sh.dtype_bytes) * sh.dtype_bytes;
-  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, ctx.in.run.dtype, flops, bytes), flops, bytes};
+  const double bytes = 2 * q_tokens * sh.q_width() * sh.dtype_bytes + kv_tokens * kv_token_bytes(ctx);
+  return {kernel_time_s(ctx.in.gpu, KernelClass::ATTENTION, ctx.in.run.dtypes.attention, flops, bytes), flops, bytes};
 }
 
 KernelCost indexer_cost(const LayerContext& ctx, double pairs) {

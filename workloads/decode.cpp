@@ -23,15 +23,15 @@ class DecodeBuilder {
   double B() const { return in_.run.batch; }
   double s() const { return sh_.dtype_bytes; }
 
-  KernelCost gemm(double k, double n) const {
-    const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * s();
-    return {kernel_time_s(in_.gpu, KernelClass::GEMM, in_.run.dtype, flops, bytes), flops, bytes};
+  KernelCost gemm(double k, double n, Dtype dt) const {
+    const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * dtype_bytes(dt);
+    return {kernel_time_s(in_.gpu, KernelClass::GEMM, dt, flops, bytes), flops, bytes};
   }
   // Partial attention of the B new queries over `kv_tokens` cached tokens per sequence (memory-bound: the KV read).
   KernelCost partial_attention(double kv_tokens) const {
     const double flops = 4 * B() * kv_tokens * sh_.q_heads * sh_.head_dim;
-    const double bytes = B() * kv_tokens * 2 * sh_.kv_width() * s() + 2 * B() * sh_.q_width() * s();
-    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtype, flops, bytes), flops, bytes};
+    const double bytes = B() * kv_tokens * 2 * sh_.kv_width() * sh_.kv_bytes + 2 * B() * sh_.q_width() * s();
+    return {kernel_time_s(in_.gpu, KernelClass::ATTENTION, in_.run.dtypes.attention, flops, bytes), flops, bytes};
   }
   TaskId compute(int gpu, const char* name, int layer, int step, const KernelCost& c, const std::vector<TaskId>& after) {
     const TaskId t = g_.add_compute(gpu, name, layer, step, c.duration_s, c.flops, c.hbm_bytes);
@@ -59,7 +59,7 @@ class DecodeBuilder {
     const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
     for (int gpu = 0; gpu < gpus; ++gpu) {
       if (!tree && layout_.coord(gpu).cp != owner) continue;
-      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d), out[gpu])};
+      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d, in_.run.dtypes.projections), out[gpu])};
     }
     after_o = tp_allreduce(layer, after_o, owner, tree, "tp allreduce attn");
     for (int gpu = 0; gpu < gpus; ++gpu) {
@@ -67,7 +67,7 @@ class DecodeBuilder {
         after_ffn[gpu] = out[gpu];
         continue;
       }
-      const KernelCost up = gemm(d, 2 * ffn), down = gemm(ffn, d);
+      const KernelCost up = gemm(d, 2 * ffn, in_.run.dtypes.ffn), down = gemm(ffn, d, in_.run.dtypes.ffn);
       after_ffn[gpu] = {compute(gpu, "ffn", layer, -1,
                                 {up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes},
                                 after_o[gpu])};
@@ -83,7 +83,7 @@ class DecodeBuilder {
       const auto group = layout_.tp_group(c);
       RankTasks group_ready;
       for (int gpu : group) group_ready.push_back(ready[gpu]);
-      const RankTasks done = ring_allreduce(g_, group, B() * in_.model.d_model * s(), {Traffic::TP, name, layer}, group_ready);
+      const RankTasks done = ring_allreduce(g_, group, B() * in_.model.d_model * sh_.activation_bytes, {Traffic::TP, name, layer}, group_ready);
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;
@@ -94,7 +94,7 @@ class DecodeBuilder {
     const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
     RankTasks partial(n);
     for (int r = 0; r < n; ++r) {
-      const TaskId qkv = compute(ring[r], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width()), entry[r]);
+      const TaskId qkv = compute(ring[r], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width(), in_.run.dtypes.projections), entry[r]);
       partial[r] = {compute(ring[r], "partial attention", layer, 0, partial_attention(shard), {qkv})};
     }
     // The three softmax partials merge with an associative operator, so one tree carries them level by level.
@@ -119,7 +119,7 @@ class DecodeBuilder {
     const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
     const double q_bytes = B() * sh_.q_width() * s(), partial_bytes = B() * sh_.q_heads * (sh_.head_dim * s() + 4);
     RankTasks done = entry;
-    const TaskId qkv = compute(ring[owner], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width()), entry[owner]);
+    const TaskId qkv = compute(ring[owner], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width(), in_.run.dtypes.projections), entry[owner]);
     done[owner] = {compute(ring[owner], "partial attention", layer, 0, partial_attention(shard), {qkv})};
     TaskId q_here = qkv;  // the Q arrived at the current rank
     for (int k = 1; k < n; ++k) {

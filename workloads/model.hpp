@@ -68,6 +68,14 @@ enum class Dtype { BF16, FP16, FP8, FP32 };
 int dtype_bytes(Dtype d);
 const char* dtype_name(Dtype d);
 
+// Per-operation dtypes (run.dtypes; each defaults to run.dtype): projections = QKV/O GEMMs and their weights,
+// ffn = FFN GEMMs and weights (FP8 FFN as Meta runs Llama3-405B), attention = attention kernels, kv_cache = KV cache
+// memory and CP KV transfers, activations = TP/EP collective payloads and activation memory.
+struct OpDtypes {
+  Dtype projections = Dtype::BF16, ffn = Dtype::BF16, attention = Dtype::BF16, kv_cache = Dtype::BF16,
+        activations = Dtype::BF16;
+};
+
 struct RunSpec {
   std::string phase = "prefill";  // prefill | decode
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
@@ -76,6 +84,7 @@ struct RunSpec {
   int micro_batches = 1;      // prefill/train: independent batches of `batch` sequences, interleaved per layer
   int batch = 1;
   Dtype dtype = Dtype::BF16;
+  OpDtypes dtypes;
 };
 
 struct ParallelSpec {
