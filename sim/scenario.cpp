@@ -121,7 +121,7 @@ RunSpec read_run(MapReader& r) {
   const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
-  if (run.phase != "decode") run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));
+  run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
   if (run.phase != "decode") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
   if (run.phase == "decode") {
     run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));

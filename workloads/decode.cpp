@@ -12,10 +12,19 @@ class DecodeBuilder {
   DecodeBuilder(const WorkloadInputs& in, int gpu_count)
       : in_(in), sh_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
 
+  // run.micro_batches m (Helix HOP-B, batch-wise overlap): m independent decode batches, interleaved per layer in
+  // three stages (attention up to its CP communication, then merge + o_proj + TP all-reduce, then the FFN), so
+  // one micro-batch's CP and TP traffic runs while the other's kernels occupy the (FIFO) stream.
   TaskGraph build() {
-    RankTasks ready(layout_.used_gpus());
+    const int mbs = in_.run.micro_batches;
+    std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));
     for (int step = 0; step < in_.run.new_tokens; ++step)
-      for (int l = 0; l < in_.model.layers; ++l) ready = layer(step, ready);
+      for (int l = 0; l < in_.model.layers; ++l) {
+        std::vector<Pending> pending;
+        for (int mb = 0; mb < mbs; ++mb) pending.push_back(attention_start(step, ready[mb]));
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(step, pending[mb]);
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(step, pending[mb].layer, ready[mb]);
+      }
     return std::move(g_);
   }
 
@@ -39,35 +48,62 @@ class DecodeBuilder {
     return t;
   }
 
-  RankTasks layer(int step, const RankTasks& ready) {
+  bool tree() const { return in_.cp.dense.algorithm == "tree"; }
+
+  // One micro-batch's layer after its attention kernels: the CP communication in flight, per GPU.
+  struct Pending {
+    int layer;
+    RankTasks comm;
+  };
+
+  Pending attention_start(int step, const RankTasks& ready) {
     const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
-    const int gpus = layout_.used_gpus();
-    const double d = in_.model.d_model;
-    const bool tree = in_.cp.dense.algorithm == "tree";
     const int owner = step % in_.parallel.cp;  // pass-q: the CP rank holding this step's token
-    RankTasks out(gpus);
+    RankTasks out(layout_.used_gpus());
     for (int tp = 0; tp < in_.parallel.tp; ++tp) {
       const auto ring = layout_.cp_group(tp);
       const int n = static_cast<int>(ring.size());
       RankTasks entry(n);
       for (int r = 0; r < n; ++r) entry[r] = ready[ring[r]];
-      const RankTasks attended = tree ? tree_layer(layer, ring, entry) : pass_q_layer(layer, ring, entry, owner);
+      const RankTasks attended = tree() ? tree_layer(layer, ring, entry) : pass_q_layer(layer, ring, entry, owner);
       for (int r = 0; r < n; ++r) out[ring[r]] = attended[r];
     }
-    // Projections and FFN where the hidden state lives (every rank for tree, the owner for pass-q), with TP.
-    RankTasks after_o(gpus), after_ffn(gpus);
-    const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
+    return {layer, out};
+  }
+
+  // The merge of the partials, then o_proj and its TP all-reduce where the hidden state lives (every rank for
+  // tree, the owner for pass-q).
+  RankTasks attention_finish(int step, const Pending& p) {
+    const int layer = p.layer, gpus = layout_.used_gpus(), owner = step % in_.parallel.cp;
+    const double d = in_.model.d_model, heads = B() * sh_.q_heads;
+    RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      if (!tree && layout_.coord(gpu).cp != owner) continue;
-      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d, in_.run.dtypes.projections), out[gpu])};
-    }
-    after_o = tp_allreduce(layer, after_o, owner, tree, "tp allreduce attn");
-    for (int gpu = 0; gpu < gpus; ++gpu) {
-      if (!tree && layout_.coord(gpu).cp != owner) {
-        after_ffn[gpu] = out[gpu];
+      const bool home = tree() || layout_.coord(gpu).cp == owner;
+      if (!home) {
+        after_o[gpu] = p.comm[gpu];
         continue;
       }
-      const KernelCost up = gemm(d, 2 * ffn, in_.run.dtypes.ffn), down = gemm(ffn, d, in_.run.dtypes.ffn);
+      const double merge_bytes = tree() ? 0 : in_.parallel.cp * heads * (sh_.head_dim * s() + 4);
+      const TaskId merge = compute(gpu, "merge partials", layer, tree() ? 1 : in_.parallel.cp,
+                                   {kernel_time_s(in_.gpu, KernelClass::MEMORY, in_.run.dtype, 0, merge_bytes), 0,
+                                    merge_bytes},
+                                   p.comm[gpu]);
+      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d, in_.run.dtypes.projections), {merge})};
+    }
+    return tp_allreduce(layer, after_o, owner, tree(), "tp allreduce attn");
+  }
+
+  RankTasks ffn(int step, int layer, const RankTasks& after_o) {
+    const int gpus = layout_.used_gpus(), owner = step % in_.parallel.cp;
+    const bool tree = this->tree();
+    const double d = in_.model.d_model, width = double(in_.model.ffn_dim) / in_.parallel.tp;
+    RankTasks after_ffn(gpus);
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      if (!tree && layout_.coord(gpu).cp != owner) {
+        after_ffn[gpu] = after_o[gpu];
+        continue;
+      }
+      const KernelCost up = gemm(d, 2 * width, in_.run.dtypes.ffn), down = gemm(width, d, in_.run.dtypes.ffn);
       after_ffn[gpu] = {compute(gpu, "ffn", layer, -1,
                                 {up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes},
                                 after_o[gpu])};
@@ -106,9 +142,7 @@ class DecodeBuilder {
       const RankTasks reduced = tree_allreduce(g_, ring, bytes, {Traffic::CP, name, layer}, partial);
       for (int r = 0; r < n; ++r) done[r].insert(done[r].end(), reduced[r].begin(), reduced[r].end());
     }
-    for (int r = 0; r < n; ++r)
-      done[r] = {compute(ring[r], "merge partials", layer, 1, {0, 0, 0}, done[r])};
-    return done;
+    return done;  // merged in attention_finish
   }
 
   // Pass-Q as Meta runs it: the token's Q hops on as soon as it arrived (the hop does not wait for the partial
@@ -134,12 +168,7 @@ class DecodeBuilder {
     std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0));
     for (int r = 0; r < n; ++r)
       if (r != owner) bytes[r][owner] = partial_bytes;
-    RankTasks returned = pairwise_alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);
-    const double merge_bytes = n * partial_bytes;
-    returned[owner] = {compute(ring[owner], "merge partials", layer, n,
-                               {kernel_time_s(in_.gpu, KernelClass::MEMORY, in_.run.dtype, 0, merge_bytes), 0, merge_bytes},
-                               returned[owner])};
-    return returned;
+    return pairwise_alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);  // merged later
   }
 
   const WorkloadInputs& in_;

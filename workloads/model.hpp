@@ -81,7 +81,7 @@ struct RunSpec {
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
   int new_tokens = 1;         // decode: output tokens generated (one decode step each)
   std::uint64_t cached_tokens = 0;  // prefill: tokens already in the persistent KV cache (sharded over CP ranks)
-  int micro_batches = 1;      // prefill/train: independent batches of `batch` sequences, interleaved per layer
+  int micro_batches = 1;      // independent batches of `batch` sequences, interleaved per layer (decode: HOP-B)
   int batch = 1;
   Dtype dtype = Dtype::BF16;
   OpDtypes dtypes;
