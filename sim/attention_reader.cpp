@@ -42,6 +42,7 @@ AttentionSpec read_attention(MapReader& r) {
   a.indexer_dim = static_cast<int>(r.integer_or("indexer_dim", a.indexer_dim, 1));
   a.moba_block = static_cast<int>(r.integer_or("moba_block", a.moba_block, 1));
   a.moba_top_k_blocks = static_cast<int>(r.integer_or("moba_top_k_blocks", a.moba_top_k_blocks, 1));
+  a.linear_chunk = static_cast<int>(r.integer_or("linear_chunk", a.linear_chunk, 1));
   r.finish();
   return a;
 }

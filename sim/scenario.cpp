@@ -58,9 +58,23 @@ void assign(YAML::Node root, const std::vector<std::string>& parts, std::size_t 
   cur[parts.back()] = value;
 }
 
-Dtype read_dtype(MapReader& r) {
-  const std::string d = r.choice_or("dtype", {"bf16", "fp16", "fp8", "fp32"}, "bf16");
+Dtype read_dtype(MapReader& r, const char* key = "dtype", Dtype fallback = Dtype::BF16) {
+  const std::string d = r.choice_or(key, {"bf16", "fp16", "fp8", "fp32"}, dtype_name(fallback));
   return d == "bf16" ? Dtype::BF16 : d == "fp16" ? Dtype::FP16 : d == "fp8" ? Dtype::FP8 : Dtype::FP32;
+}
+
+// run.dtypes: per-operation dtypes, each defaulting to run.dtype.
+OpDtypes read_op_dtypes(MapReader& run, Dtype base) {
+  OpDtypes o{base, base, base, base, base};
+  if (!run.has("dtypes")) return o;
+  MapReader r = run.map("dtypes");
+  o.projections = read_dtype(r, "projections", base);
+  o.ffn = read_dtype(r, "ffn", base);
+  o.attention = read_dtype(r, "attention", base);
+  o.kv_cache = read_dtype(r, "kv_cache", base);
+  o.activations = read_dtype(r, "activations", base);
+  r.finish();
+  return o;
 }
 
 ModelSpec read_model(MapReader& r) {
@@ -107,7 +121,7 @@ RunSpec read_run(MapReader& r) {
   const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
-  if (run.phase != "decode") run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));
+  run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
   if (run.phase != "decode") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
   if (run.phase == "decode") {
     run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
@@ -117,6 +131,7 @@ RunSpec read_run(MapReader& r) {
   run.dtype = read_dtype(r);
   // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
+  run.dtypes = read_op_dtypes(r, run.dtype);
   r.finish();
   return run;
 }
@@ -358,6 +373,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   } else if (s.run.phase == "train") {
     s.parallel.grad_sync = "overlap";  // the default (cp = tp = dp = 1: nothing to synchronize)
   }
+  s.parallel.gpus_per_node = s.platform.gpus_per_node;  // node-aware lowerings (LASP-2's 2D all-gather)
   if (top.has("cp")) {
     MapReader r = top.map("cp");
     s.cp = read_cp(r);

@@ -37,7 +37,7 @@ RankTasks gather_then_attend(LayerContext& ctx, const std::vector<int>& gpus,
 
 double kv_token_bytes(const LayerContext& ctx) {
   const double width = ctx.in.model.mla.d_c > 0 ? ctx.in.model.mla.d_c : ctx.shape.kv_width();
-  return 2 * width * ctx.shape.dtype_bytes;
+  return 2 * width * ctx.shape.kv_bytes;
 }
 
 double key_width(const LayerContext& ctx) {
@@ -54,14 +54,14 @@ TaskId add_kernel(LayerContext& ctx, int gpu, const char* name, int step, const 
 KernelCost attention_pairs_cost(const LayerContext& ctx, double pairs, double q_tokens, double kv_tokens) {
   const ShardShape& sh = ctx.shape;
   const double flops = 4 * pairs * sh.q_heads * sh.head_dim;
-  const double bytes = (2 * q_tokens * sh.q_width() + kv_tokens * kv_token_bytes(ctx) / sh.dtype_bytes) * sh.dtype_bytes;
+  const double bytes = 2 * q_tokens * sh.q_width() * sh.dtype_bytes + kv_tokens * kv_token_bytes(ctx);
   // Masks here are bands, selections or small triangles (SWA, sparse, MoBA, intra-chunk): a kernel that skips
   // invisible tiles, priced as a non-causal call over the mean visible keys per query.
   const double batch = ctx.in.run.batch;
   const double q_per_seq = q_tokens / batch, visible = q_tokens > 0 ? pairs / q_tokens : 0;
   const AttentionShape shape{q_per_seq, visible, double(sh.q_heads), batch, Mask::FULL,
                              double(sh.q_heads) / sh.kv_heads};
-  return {attention_time_s(ctx.in.gpu, ctx.in.run.dtype, shape, flops, bytes), flops, bytes};
+  return {attention_time_s(ctx.in.gpu, ctx.in.run.dtypes.attention, shape, flops, bytes), flops, bytes};
 }
 
 KernelCost indexer_cost(const LayerContext& ctx, double pairs) {

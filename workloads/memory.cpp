@@ -7,7 +7,7 @@ namespace {
 // and V, compressed entries for CSA/HCA, the whole sequence for DSA's AllGather-CP (every rank writes the full KV
 // back: N x), and a [B, H, d, d] state instead of KV for linear layers. Per token: 2 * d_c * s with MLA.
 double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const std::string& kind) {
-  const double s = sh.dtype_bytes, local = sh.tokens, all = local * in.parallel.cp;
+  const double s = sh.kv_bytes, local = sh.tokens, all = local * in.parallel.cp;  // run.dtypes.kv_cache
   const double per_token = 2 * (in.model.mla.d_c > 0 ? in.model.mla.d_c : sh.kv_width()) * s;
   const AttentionSpec& a = in.model.attention;
   double bytes = 0;
@@ -26,21 +26,34 @@ double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, cons
 
 LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer) {
   const ModelSpec& m = in.model;
-  const double s = dtype_bytes(in.run.dtype), d = m.d_model, tp = in.parallel.tp;
+  // Projection weights in run.dtypes.projections, FFN and expert weights in run.dtypes.ffn.
+  const double sp = dtype_bytes(in.run.dtypes.projections), sf = dtype_bytes(in.run.dtypes.ffn);
+  const double d = m.d_model, tp = in.parallel.tp;
   const double attention = d * (m.q_width() + 2 * m.d_kv()) + double(m.q_width()) * d;
   const bool moe_layer = m.moe.experts > 0 && layer >= m.moe.first_dense_layers;
-  if (!moe_layer) return {(attention + 3.0 * d * m.ffn_dim) / tp * s, 0};
+  if (!moe_layer) return {attention / tp * sp + 3.0 * d * m.ffn_dim / tp * sf, 0};
   const double expert = 3.0 * d * m.moe.expert_ffn_dim;  // SwiGLU gate, up, down
-  const double routed = double(m.moe.experts) * expert / (in.parallel.ep > 1 ? in.parallel.ep : tp) * s;
-  return {(attention + m.moe.shared_experts * expert) / tp * s + routed, routed};
+  const double routed = double(m.moe.experts) * expert / (in.parallel.ep > 1 ? in.parallel.ep : tp) * sf;
+  return {attention / tp * sp + m.moe.shared_experts * expert / tp * sf + routed, routed};
 }
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   const ShardShape sh = shard_shape(in);
-  const double s = sh.dtype_bytes, t = sh.tokens, d = in.model.d_model;
+  const double s = sh.activation_bytes, t = sh.tokens, d = in.model.d_model;  // run.dtypes.activations
   const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
   MemoryBreakdown m;
-  m.weights_bytes = in.model.embedding_params() / in.parallel.tp * s;
+  const double s_embed = dtype_bytes(in.run.dtype);  // embeddings stay in run.dtype
+  m.weights_bytes = in.model.embedding_params() / in.parallel.tp * s_embed;
+  double params = in.model.embedding_params() / in.parallel.tp;  // per GPU, for the optimizer states
+  for (int l = 0; l < in.model.layers; ++l) {
+    const ModelSpec& md = in.model;
+    const bool moe_layer = md.moe.experts > 0 && l >= md.moe.first_dense_layers;
+    const double expert = 3.0 * md.d_model * md.moe.expert_ffn_dim;
+    params += (double(md.d_model) * (md.q_width() + 2 * md.d_kv()) + double(md.q_width()) * md.d_model) / in.parallel.tp;
+    params += moe_layer ? md.moe.shared_experts * expert / in.parallel.tp +
+                              md.moe.experts * expert / (in.parallel.ep > 1 ? in.parallel.ep : in.parallel.tp)
+                        : 3.0 * md.d_model * md.ffn_dim / in.parallel.tp;
+  }
   for (int l = 0; l < in.model.layers; ++l) m.weights_bytes += layer_weight_bytes(in, l).total;
   for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
   m.activations_bytes =
@@ -50,7 +63,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     m.activations_bytes *= in.model.layers;
     m.kv_cache_bytes = 0;  // no cache kept across steps: a layer's K and V are among its saved activations
     m.gradients_bytes = m.weights_bytes;
-    m.optimizer_states_bytes = m.weights_bytes / s * 12;
+    m.optimizer_states_bytes = params * 12;
   }
   return m;
 }

@@ -36,6 +36,7 @@ struct AttentionSpec {
   int indexer_dim = 128;
   int moba_block = 512;      // tokens per MoBA block (the seed's B)
   int moba_top_k_blocks = 8;
+  int linear_chunk = 64;     // tokens per intra-chunk block of linear attention (Lightning Attention / LASP-2)
 };
 const std::vector<std::string>& attention_kinds();  // dense, swa, csa, hca, dsa, moba, linear
 std::vector<std::string> split_layer_kind(const std::string& kind);  // "swa+csa" -> {swa, csa}
@@ -67,15 +68,24 @@ enum class Dtype { BF16, FP16, FP8, FP32 };
 int dtype_bytes(Dtype d);
 const char* dtype_name(Dtype d);
 
+// Per-operation dtypes (run.dtypes; each defaults to run.dtype): projections = QKV/O GEMMs and their weights,
+// ffn = FFN GEMMs and weights (FP8 FFN as Meta runs Llama3-405B), attention = attention kernels, kv_cache = KV cache
+// memory and CP KV transfers, activations = TP/EP collective payloads and activation memory.
+struct OpDtypes {
+  Dtype projections = Dtype::BF16, ffn = Dtype::BF16, attention = Dtype::BF16, kv_cache = Dtype::BF16,
+        activations = Dtype::BF16;
+};
+
 struct RunSpec {
   std::string phase = "prefill";  // prefill | decode
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
   int new_tokens = 1;         // decode: output tokens generated (one decode step each)
   std::uint64_t cached_tokens = 0;  // prefill: tokens already in the persistent KV cache (sharded over CP ranks)
-  int micro_batches = 1;      // prefill/train: independent batches of `batch` sequences, interleaved per layer
+  int micro_batches = 1;      // independent batches of `batch` sequences, interleaved per layer (decode: HOP-B)
   int batch = 1;
   Dtype dtype = Dtype::BF16;
   bool full_mask = false;  // run.mask: full (non-causal dense attention) instead of causal
+  OpDtypes dtypes;
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
@@ -104,6 +114,7 @@ struct ParallelSpec {
   // Megatron userbuffers-style TP overlap: the TP all-gather / reduce-scatter around each GEMM are chunked and run
   // on a communication stream beside the GEMM's chunks (needs sequence_parallel).
   bool tp_comm_overlap = false;
+  int gpus_per_node = 0;  // from the platform (GPU ids are ordered node by node); 0 = unknown, one node
 };
 
 enum class Partition { CONTIGUOUS, ZIGZAG, STRIPED };

@@ -19,19 +19,21 @@ ShardShape shard_shape(const WorkloadInputs& in) {
   s.q_heads = in.model.n_heads / in.parallel.tp;
   s.kv_heads = std::max(1, in.model.n_kv_heads / in.parallel.tp);
   s.head_dim = in.model.head_dim;
-  s.dtype_bytes = dtype_bytes(in.run.dtype);
+  s.dtype_bytes = dtype_bytes(in.run.dtypes.attention);
+  s.kv_bytes = dtype_bytes(in.run.dtypes.kv_cache);
+  s.activation_bytes = dtype_bytes(in.run.dtypes.activations);
   return s;
 }
 
 namespace {
 
 // A dense GEMM of a [tokens x k] activation with a [k x n] weight shard: 2*tokens*k*n flops; reads the weight and
-// the input, writes the output.
-KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n) {
-  const double s = dtype_bytes(in.run.dtype);
+// the input, writes the output, all in `dt` (run.dtypes.projections or .ffn).
+KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n, Dtype dt) {
+  const double s = dtype_bytes(dt);
   const double flops = 2 * tokens * k * n;
   const double bytes = (k * n + tokens * k + tokens * n) * s;
-  return {gemm_time_s(in.gpu, in.run.dtype, tokens, n, k, bytes), flops, bytes};
+  return {gemm_time_s(in.gpu, dt, tokens, n, k, bytes), flops, bytes};
 }
 
 class PrefillBuilder {
@@ -125,13 +127,13 @@ class PrefillBuilder {
   // The all-gather of the T x d_model activation (one T/tp shard per rank) chunked with the GEMM that reads it,
   // and the reduce-scatter chunked with the GEMM that produces it (workloads/tp_comm_overlap.hpp).
   RankTasks overlapped_allgather(int layer, const ChunkedGemm& gemm, const RankTasks& ready, const char* name) {
-    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.dtype_bytes / tp();
+    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.activation_bytes / tp();
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
       return allgather_overlapped(g_, group, shard_bytes, gemm, {Traffic::TP, name, layer}, group_ready);
     });
   }
   RankTasks overlapped_reduce_scatter(int layer, const ChunkedGemm& gemm, const RankTasks& ready, const char* name) {
-    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.dtype_bytes / tp();
+    const double shard_bytes = shape_.tokens * in_.model.d_model * shape_.activation_bytes / tp();
     return per_tp_group(ready, [&](const std::vector<int>& group, const RankTasks& group_ready) {
       return reduce_scatter_overlapped(g_, group, shard_bytes, gemm, {Traffic::TP, name, layer}, group_ready);
     });
@@ -142,7 +144,7 @@ class PrefillBuilder {
   // returns the same bytes the other way.
   RankTasks expert_alltoall(int layer, const RankTasks& ready, const char* name, bool combine) {
     const double routed_bytes = shape_.tokens / in_.parallel.tp * double(in_.model.moe.top_k) * in_.model.d_model *
-                                shape_.dtype_bytes;
+                                shape_.activation_bytes;
     RankTasks out(ready.size());
     for (const auto& group : layout_.ep_groups()) {
       const int n = static_cast<int>(group.size());
@@ -165,11 +167,11 @@ class PrefillBuilder {
   RankTasks layer_backward(int index, const RankTasks& ready, int& layer) {
     layer = g_.add_layer(in_.model.layer_kind(index), in_.cp.dense.algorithm + "-backward");
     const int gpus = layout_.used_gpus();
-    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
     RankTasks after_ffn(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
+      KernelCost up = gemm(in_, t, d, 2 * ffn, ffn_dt), down = gemm(in_, t, ffn, d, ffn_dt);
       after_ffn[gpu] = {compute(gpu, "ffn backward", layer,
                                 twice({up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes}),
                                 ready[gpu])};
@@ -177,13 +179,13 @@ class PrefillBuilder {
     const RankTasks after_ar = tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn backward");
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
-      after_o[gpu] = {compute(gpu, "o_proj backward", layer, twice(gemm(in_, t, shape_.q_width(), d)), after_ar[gpu])};
+      after_o[gpu] = {compute(gpu, "o_proj backward", layer, twice(gemm(in_, t, shape_.q_width(), d, proj_dt)), after_ar[gpu])};
     LayerContext ctx{g_, in_, shape_, layout_, layer};
     const RankTasks after_attn = lower_dense_backward(ctx, after_o);
     RankTasks after_qkv(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_qkv[gpu] = {compute(gpu, "qkv_proj backward", layer,
-                                twice(gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width())), after_attn[gpu])};
+                                twice(gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width(), proj_dt)), after_attn[gpu])};
     return tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
   }
 
@@ -203,16 +205,16 @@ class PrefillBuilder {
     for (const auto& part : parts) algorithms += (algorithms.empty() ? "" : "+") + in_.cp.algorithm(part);
     const int layer = g_.add_layer(kind, algorithms);
     const int gpus = layout_.used_gpus();
-    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();
     RankTasks after_qkv(gpus);
     if (overlapped() && sharded) {
-      after_qkv = overlapped_allgather(layer, {"qkv_proj", gemm(in_, t / tp(), d, qkv_width), layer}, layer_input,
+      after_qkv = overlapped_allgather(layer, {"qkv_proj", gemm(in_, t / tp(), d, qkv_width, proj_dt), layer}, layer_input,
                                        "tp allgather attn");
     } else {
       const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, layer_input, "tp allgather attn") : layer_input;
       for (int gpu = 0; gpu < gpus; ++gpu)
-        after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, qkv_width), ready[gpu])};
+        after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, qkv_width, proj_dt), ready[gpu])};
     }
 
     LayerContext ctx{g_, in_, shape_, layout_, layer};
@@ -224,11 +226,11 @@ class PrefillBuilder {
 
     sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
     if (overlapped())
-      return {layer, overlapped_reduce_scatter(layer, {"o_proj", gemm(in_, t / tp(), shape_.q_width(), d), layer},
+      return {layer, overlapped_reduce_scatter(layer, {"o_proj", gemm(in_, t / tp(), shape_.q_width(), d, proj_dt), layer},
                                                after_attn, "tp reducescatter attn")};
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
-      after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d), after_attn[gpu])};
+      after_o[gpu] = {compute(gpu, "o_proj", layer, gemm(in_, t, shape_.q_width(), d, proj_dt), after_attn[gpu])};
     return {layer, sharded ? tp_reduce_scatter(layer, t * d * s, after_o, "tp reducescatter attn")
                            : tp_allreduce(layer, t * d * s, after_o, "tp allreduce attn")};
   }
@@ -236,7 +238,7 @@ class PrefillBuilder {
   // The FFN half of layer `index` (registered as `layer`): the dense or MoE FFN, EP all-to-alls, TP all-reduce.
   RankTasks ffn_half(int index, int layer, const RankTasks& after_attn, bool& sharded) {
     const int gpus = layout_.used_gpus();
-    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.dtype_bytes;
+    const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
 
     RankTasks after_ffn(gpus);
     // MoE layers run top_k routed + shared experts per token. With parallel.ep > 1 the routed experts are spread
@@ -248,9 +250,9 @@ class PrefillBuilder {
     if (overlapped() && sharded && !ep) {  // the up projection behind the all-gather, the down one before the RS
       const double ffn = (moe_layer ? (moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
                          in_.parallel.tp;
-      const RankTasks up = overlapped_allgather(layer, {"ffn up", gemm(in_, t / tp(), d, 2 * ffn), layer}, after_attn,
+      const RankTasks up = overlapped_allgather(layer, {"ffn up", gemm(in_, t / tp(), d, 2 * ffn, ffn_dt), layer}, after_attn,
                                                 "tp allgather ffn");
-      return overlapped_reduce_scatter(layer, {"ffn down", gemm(in_, t / tp(), ffn, d), layer}, up,
+      return overlapped_reduce_scatter(layer, {"ffn down", gemm(in_, t / tp(), ffn, d, ffn_dt), layer}, up,
                                        "tp reducescatter ffn");
     }
     // EP dispatches each GPU's T/tp share: from a sequence-parallel shard as it is, otherwise from the full copy.
@@ -261,7 +263,7 @@ class PrefillBuilder {
       const double routed = ep ? moe.top_k * routing_.load_factor(layout_.ep_rank(gpu)) : moe.top_k;
       const double ffn = (moe_layer ? (routed + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
                          in_.parallel.tp;
-      KernelCost up = gemm(in_, t, d, 2 * ffn), down = gemm(in_, t, ffn, d);
+      KernelCost up = gemm(in_, t, d, 2 * ffn, ffn_dt), down = gemm(in_, t, ffn, d, ffn_dt);
       KernelCost both{up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes};
       after_ffn[gpu] = {compute(gpu, "ffn", layer, both, ffn_in[gpu])};
     }
@@ -277,6 +279,7 @@ class PrefillBuilder {
   }
 
   const WorkloadInputs& in_;
+  const Dtype proj_dt = in_.run.dtypes.projections, ffn_dt = in_.run.dtypes.ffn;
   ShardShape shape_;
   RankLayout layout_;
   ExpertRouting routing_;

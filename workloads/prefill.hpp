@@ -23,7 +23,9 @@ struct ShardShape {
   int q_heads = 0;            // n_heads / tp
   int kv_heads = 0;           // n_kv_heads / tp, at least 1 (KV heads are replicated when tp > n_kv_heads)
   int head_dim = 0;
-  double dtype_bytes = 2;
+  double dtype_bytes = 2;       // attention operands (Q, O): run.dtypes.attention
+  double kv_bytes = 2;          // K, V in the cache and in CP transfers: run.dtypes.kv_cache
+  double activation_bytes = 2;  // TP/EP payloads and activation buffers: run.dtypes.activations
   double q_width() const { return double(q_heads) * head_dim; }
   double kv_width() const { return double(kv_heads) * head_dim; }  // d_kv on this GPU
 };
