@@ -1,6 +1,8 @@
 #include "workloads/decode.hpp"
 
-#include "workloads/collectives.hpp"
+#include <optional>
+
+#include "workloads/nccl_collectives.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
 
@@ -10,7 +12,10 @@ namespace {
 class DecodeBuilder {
  public:
   DecodeBuilder(const WorkloadInputs& in, int gpu_count)
-      : in_(in), sh_(shard_shape(in)), layout_(in.parallel), g_(gpu_count) {}
+      : in_(in), sh_(shard_shape(in)), layout_(in.parallel),
+        machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
+                             : std::nullopt),
+        g_(gpu_count, machine_ ? &*machine_ : nullptr) {}
 
   // run.micro_batches m (Helix HOP-B, batch-wise overlap): m independent decode batches, interleaved per layer in
   // three stages (attention up to its CP communication, then merge + o_proj + TP all-reduce, then the FFN), so
@@ -25,6 +30,7 @@ class DecodeBuilder {
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(step, pending[mb]);
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(step, pending[mb].layer, ready[mb]);
       }
+    g_.forget_machine();
     return std::move(g_);
   }
 
@@ -120,7 +126,7 @@ class DecodeBuilder {
       const auto group = layout_.tp_group(c);
       RankTasks group_ready;
       for (int gpu : group) group_ready.push_back(ready[gpu]);
-      const RankTasks done = ring_allreduce(g_, group, B() * in_.model.d_model * sh_.activation_bytes, {Traffic::TP, name, layer}, group_ready);
+      const RankTasks done = allreduce(g_, group, B() * in_.model.d_model * sh_.activation_bytes, {Traffic::TP, name, layer}, group_ready);
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;
@@ -169,12 +175,13 @@ class DecodeBuilder {
     std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0));
     for (int r = 0; r < n; ++r)
       if (r != owner) bytes[r][owner] = partial_bytes;
-    return pairwise_alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);  // merged later
+    return alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);  // merged later
   }
 
   const WorkloadInputs& in_;
   ShardShape sh_;
   RankLayout layout_;
+  std::optional<CollectiveMachine> machine_;  // before g_: the graph lowers its collectives for it
   TaskGraph g_;
 };
 

@@ -61,7 +61,7 @@ RankTasks gather_states(LayerContext& ctx, const std::vector<int>& gpus, double 
   bool even = k > 1;
   for (const auto& [node, pos] : by_node) even = even && static_cast<int>(pos.size()) == m;
   const CollectiveTag tag{Traffic::CP, "lasp2 state allgather", ctx.layer};
-  if (!even) return ring_allgather(ctx.graph, gpus, bytes, tag, ready);
+  if (!even) return allgather(ctx.graph, gpus, bytes, tag, ready);
   // Runs `gather` over groups of positions and scatters the per-position results back.
   auto over = [&](const std::vector<std::vector<int>>& groups, double block, const RankTasks& in) {
     RankTasks out(n);
@@ -69,7 +69,7 @@ RankTasks gather_states(LayerContext& ctx, const std::vector<int>& gpus, double 
       std::vector<int> group_gpus;
       RankTasks group_in;
       for (int p : group) group_gpus.push_back(gpus[p]), group_in.push_back(in[p]);
-      const RankTasks done = ring_allgather(ctx.graph, group_gpus, block, tag, group_in);
+      const RankTasks done = allgather(ctx.graph, group_gpus, block, tag, group_in);
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;

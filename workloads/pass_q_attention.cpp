@@ -44,7 +44,7 @@ RankTasks lower_dense_pass_q(LayerContext& ctx, const RankTasks& entry) {
     }
     // One all-to-all returns the N-1 partials each rank kept (rank r holds one partial of every other owner).
     const RankTasks returned =
-        pairwise_alltoall(ctx.graph, gpus, partial_bytes, {Traffic::CP, "pass-q partial out", ctx.layer}, done);
+        alltoall(ctx.graph, gpus, partial_bytes, {Traffic::CP, "pass-q partial out", ctx.layer}, done);
     RankTasks out(n);
     for (int i = 0; i < n; ++i)
       out[i] = {add_kernel(ctx, gpus[i], "merge partials", n, memory_pass_cost(ctx, n * partial_bytes), returned[i])};
