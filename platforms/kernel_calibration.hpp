@@ -11,6 +11,7 @@ struct KernelCalibration {
   bool shaped = false;
   int version = 0;                 // gpus.yaml kernels_version the table was written for
   double launch_overhead_s = 0;    // added once per kernel
+  double graph_launch_overhead_s = 0;  // the same inside a CUDA graph (decode steps are captured and replayed)
   // GEMM (cuBLAS/CUTLASS): output tiles of tile_m x tile_n, one CTA per SM per wave.
   int gemm_tile_m = 128;
   int gemm_tile_n = 256;

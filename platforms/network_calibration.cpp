@@ -55,6 +55,13 @@ void read_into(NetworkCalibration& c, const std::string& name, int depth) {
     c.p2p_nvlink_latency_s = p.time_s("nvlink");
     c.p2p_net_latency_s = p.time_s("net");
     p.finish();
+    c.alltoall_nvlink_latency_s = c.p2p_nvlink_latency_s, c.alltoall_net_latency_s = c.p2p_net_latency_s;
+  }
+  if (r.has("alltoall_latency")) {  // default: an all-to-all's messages cost what single messages do
+    MapReader p = r.map("alltoall_latency");
+    c.alltoall_nvlink_latency_s = p.time_s("nvlink");
+    c.alltoall_net_latency_s = p.time_s("net");
+    p.finish();
   }
   if (r.has("algorithms")) {
     MapReader a = r.map("algorithms");

@@ -34,6 +34,8 @@ struct NetworkCalibration {
   double nvls_bw_efficiency = 1;    // NVLS all-reduce: algbw / nominal port rate
   double p2p_nvlink_latency_s = 0;  // one point-to-point message, end to end (CP ring hops, pass-Q)
   double p2p_net_latency_s = 0;
+  double alltoall_nvlink_latency_s = 0;  // one all-to-all call, per message (NCCL grouped send/recv)
+  double alltoall_net_latency_s = 0;
   std::array<AlgorithmLatency, kCalibratedAlgorithms> algorithms{};
   std::array<double, kProtocols> protocol_bw_factor{1, 1, 1};
   bool ideal() const { return name == "ideal"; }

@@ -91,6 +91,8 @@ KernelCalibration read_kernel_table(MapReader& k, int version) {
   KernelCalibration c;
   c.version = version;
   c.launch_overhead_s = k.time_s("launch_overhead");
+  c.graph_launch_overhead_s = k.time_s_opt("graph_launch_overhead").value_or(c.launch_overhead_s);
+  if (c.graph_launch_overhead_s < 0) k.fail("graph_launch_overhead", "must not be negative");
   {
     MapReader g = k.map("gemm");
     c.gemm_tile_m = static_cast<int>(g.integer("tile_m", 1));

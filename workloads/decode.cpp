@@ -187,7 +187,14 @@ class DecodeBuilder {
 
 }  // namespace
 
-TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) { return DecodeBuilder(in, gpu_count).build(); }
+// Serving stacks capture a decode step in a CUDA graph (Meta's CP decode, vLLM, SGLang): its kernels pay the
+// graph replay cost per kernel instead of a host launch.
+TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) {
+  GpuSpec graphed = in.gpu;
+  graphed.kernels.launch_overhead_s = graphed.kernels.graph_launch_overhead_s;
+  const WorkloadInputs replayed{in.model, in.run, in.parallel, in.cp, graphed, in.platform};
+  return DecodeBuilder(replayed, gpu_count).build();
+}
 
 TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
   return in.run.phase == "decode" ? generate_decode(in, gpu_count) : generate_prefill(in, gpu_count);

@@ -44,6 +44,12 @@ double CollectiveMachine::p2p_overhead_s(int src, int dst) const {
   return same_node ? c.p2p_nvlink_latency_s : c.p2p_net_latency_s;
 }
 
+double CollectiveMachine::alltoall_overhead_s(int src, int dst) const {
+  if (ideal()) return 0;
+  const NetworkCalibration& c = platform_.network;
+  return platform_.gpus[src].node == platform_.gpus[dst].node ? c.alltoall_nvlink_latency_s : c.alltoall_net_latency_s;
+}
+
 CollectiveMachine::GroupShape CollectiveMachine::shape_of(const std::vector<int>& gpus) const {
   GroupShape s;
   std::map<int, int> node_index;
@@ -361,7 +367,11 @@ RankTasks alltoallv(TaskGraph& g, const std::vector<int>& gpus, const std::vecto
   for (int r = 0; r < n; ++r)
     for (int k = 1; k < n; ++k)
       if (const int to = (r + k) % n; bytes[r][to] > 0) one_step[0].push_back({r, to, bytes[r][to]});
-  return run_steps(g, gpus, one_step, tag, ready);
+  const auto first = static_cast<TaskId>(g.tasks().size());
+  RankTasks done = run_steps(g, gpus, one_step, tag, ready);
+  for (auto id = first; id < g.tasks().size(); ++id)
+    g.set_flow_overhead(id, g.machine()->alltoall_overhead_s(g.task(id).gpu, g.task(id).peer));
+  return done;
 }
 
 RankTasks alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair, const CollectiveTag& tag,

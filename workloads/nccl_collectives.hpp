@@ -40,6 +40,8 @@ class CollectiveMachine {
   bool ideal() const { return platform_.ideal(); }
   // Fixed cost of one point-to-point message (the NCCL call), paid before its bytes move; SimGrid adds the wire.
   double p2p_overhead_s(int src_gpu, int dst_gpu) const;
+  // The same for one message of an all-to-all call.
+  double alltoall_overhead_s(int src_gpu, int dst_gpu) const;
 
   // `bytes`: all-reduce and reduce-scatter: the buffer per rank; all-gather: each rank's contribution.
   RankTasks run(CollectiveOp op, TaskGraph& g, const std::vector<int>& gpus, double bytes, const CollectiveTag& tag,

@@ -84,8 +84,11 @@ double gemm_efficiency(const GpuSpec& gpu, Dtype dtype, double m, double n, doub
   // useful m*n over waves * SMs * tile_m * tile_n. Equal to tiles / (waves * SMs) when m, n are tile multiples.
   const double tiles = std::ceil(m / tm) * std::ceil(n / tn);
   const double sms = std::max(1, gpu.sm_count);
-  const double waves = std::ceil(tiles / sms);
-  const double fill = (m * n) / (waves * sms * tm * tn);
+  // Fewer output tiles than SMs (decode GEMVs, thin GEMMs): the library splits K over several CTAs per tile
+  // (cuBLAS split-K, CUTLASS stream-K), at most one split per 256-deep slice of K.
+  const double splits = std::clamp(std::floor(sms / tiles), 1.0, std::ceil(k / 256));
+  const double waves = std::ceil(tiles * splits / sms);
+  const double fill = (m * n) * splits / (waves * sms * tm * tn);
   const double k_factor = c.gemm_k_half > 0 ? k / (k + c.gemm_k_half) : 1.0;
   return (is_fp8(dtype) ? c.gemm_fp8 : c.gemm_bf16) * fill * k_factor;
 }
