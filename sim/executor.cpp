@@ -124,10 +124,15 @@ class DagRunner {
     const Task& t = g_.task(id);
     account_flow(id, +1);
     out_.start_s[id] = sg4::Engine::get_clock();
-    if (t.duration_s > 0)
-      simgrid::kernel::timer::Timer::set(out_.start_s[id] + t.duration_s, [this, id] { move_bytes(id); });
-    else
-      move_bytes(id);
+    if (t.duration_s <= 0) return move_bytes(id);
+    // Flows of one collective step (or symmetric ring hops) share a deadline: one engine timer moves them all.
+    auto [it, fresh] = overheads_.try_emplace(out_.start_s[id] + t.duration_s);
+    it->second.push_back(id);
+    if (fresh)
+      simgrid::kernel::timer::Timer::set(it->first, [this, deadline = it->first] {
+        const auto node = overheads_.extract(deadline);
+        for (TaskId f : node.mapped()) move_bytes(f);
+      });
   }
 
   void move_bytes(TaskId id) {
@@ -237,6 +242,7 @@ class DagRunner {
   std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
   std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
   std::list<TaskId> queued_;               // ready flows the policy has not admitted yet (exclusive)
+  std::map<double, std::vector<TaskId>> overheads_;  // admitted flows paying their fixed cost, by when it ends
   std::vector<ClassCounts> gpu_queued_;    // queued flows touching a GPU, per traffic class
   struct RunningKernel {
     TaskId id = 0;

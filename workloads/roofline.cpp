@@ -1,6 +1,7 @@
 #include "workloads/roofline.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <cmath>
 
 namespace cpsim {
@@ -93,20 +94,37 @@ double gemm_efficiency(const GpuSpec& gpu, Dtype dtype, double m, double n, doub
   return (is_fp8(dtype) ? c.gemm_fp8 : c.gemm_bf16) * fill * k_factor;
 }
 
-double attention_efficiency(const GpuSpec& gpu, Dtype dtype, const AttentionShape& s) {
+namespace {
+
+// FA3's split-KV heuristic (flash-attention hopper/heuristics.h, num_splits_heuristic): a grid below 80 % of the
+// SMs splits each q tile's keys over several CTAs, the fewest splits whose wave efficiency is within 85 % of the
+// best (at most 128, at most one per KV tile).
+double kv_splits(double ctas, int sms, double kv_tiles) {
+  if (ctas >= 0.8 * sms) return 1;
+  const int max_splits = static_cast<int>(std::min({128.0, kv_tiles, double(sms)}));
+  double best = 0;
+  std::vector<double> fills;
+  for (int k = 1; k <= std::max(1, max_splits); ++k) {
+    fills.push_back(wave_fill(ctas * k, sms));
+    best = std::max(best, fills.back());
+  }
+  for (int k = 1; k <= static_cast<int>(fills.size()); ++k)
+    if (fills[k - 1] >= 0.85 * best) return k;
+  return 1;
+}
+
+// Efficiency of one launch layout: `rows` query rows per (sequence, KV-head group) tile row, `heads` CTAs columns.
+double attention_layout_efficiency(const GpuSpec& gpu, const AttentionShape& s, double rows, double heads) {
   const KernelCalibration& c = gpu.kernels;
   const double tq = c.attn_q_tile, tk = c.attn_kv_tile;
-  double rows = std::max(1.0, s.q_tokens), heads = std::max(1.0, s.heads);
   const double lk = std::max(1.0, s.kv_tokens);
-  // Few queries (decode, short blocks): the group's query heads share the KV head's q tile (FA3 pack_gqa).
-  if (rows < tq && s.group > 1) rows *= s.group, heads = std::max(1.0, heads / s.group);
   const double nq = std::ceil(rows / tq);
   double ctas = nq * std::ceil(heads * std::max(1.0, s.batch));
   double useful = 0, cost = 0;  // per (sequence, head), in pairs of query-key work
   if (s.mask == Mask::FULL) {
     // Split-KV (flash-decoding) when the grid would not fill the SMs: `splits` CTAs share one q tile's keys,
     // each paying the per-CTA fixed cost.
-    const double splits = std::max(1.0, std::min(std::floor(gpu.sm_count / ctas), std::ceil(lk / tk)));
+    const double splits = kv_splits(ctas, gpu.sm_count, std::ceil(lk / tk));
     ctas *= splits;
     useful = rows * lk;
     cost = nq * tq * (std::ceil(lk / tk) * tk + splits * c.attn_lk_half_tokens);
@@ -118,8 +136,20 @@ double attention_efficiency(const GpuSpec& gpu, Dtype dtype, const AttentionShap
     const double span = std::min(nq * std::ceil(lk / tk) * tk, nq * std::ceil(off / tk) * tk + tq * nq * (nq + 1) / 2);
     cost = tq * (span + nq * c.attn_lk_half_tokens + nq * c.attn_diag_extra * tk);
   }
-  const double fill = wave_fill(ctas, gpu.sm_count);
-  return (is_fp8(dtype) ? c.attn_fp8 : c.attn_bf16) * fill * useful / cost;
+  return wave_fill(ctas, gpu.sm_count) * useful / cost;
+}
+
+}  // namespace
+
+double attention_efficiency(const GpuSpec& gpu, Dtype dtype, const AttentionShape& s) {
+  const KernelCalibration& c = gpu.kernels;
+  const double rows = std::max(1.0, s.q_tokens), heads = std::max(1.0, s.heads);
+  double layout = attention_layout_efficiency(gpu, s, rows, heads);
+  // GQA packing (FA3 pack_gqa): the query heads sharing a KV head become rows of one q tile column. Taken when it
+  // lays the work out better (decode, short or few q blocks); causal masks keep per-head rows.
+  if (s.group > 1 && (s.mask == Mask::FULL || rows < c.attn_q_tile))
+    layout = std::max(layout, attention_layout_efficiency(gpu, s, rows * s.group, std::max(1.0, heads / s.group)));
+  return (is_fp8(dtype) ? c.attn_fp8 : c.attn_bf16) * layout;
 }
 
 double gemm_time_s(const GpuSpec& gpu, Dtype dtype, double m, double n, double k, double hbm_bytes) {
