@@ -231,3 +231,23 @@ TEST_CASE("kernels: ring steps are priced as the partition's kernel calls", "[ke
   CHECK(attention_efficiency(gpu, Dtype::BF16, {T, c, 32, 1, Mask::FULL, 4}) >
         attention_efficiency(gpu, Dtype::BF16, {T, T, 32, 1, Mask::CAUSAL_DIAGONAL, 4}));
 }
+
+TEST_CASE("kernels: few q blocks over a long KV pack GQA heads and split the keys (FA3 heuristics)", "[kernels][attention]") {
+  // Meta's persistent-KV prefill, CP4 x TP8, 2.5% miss (arXiv:2411.01783 Table 5): each GPU attends 800 queries of
+  // 16 heads sharing 1 KV head to 32000 keys. Per-head rows: ceil(800/128) = 7 q tiles x 16 heads = 112 CTAs,
+  // 85% of 132 SMs and 800/896 of the tiles useful: fill 112/132 * 800/896 = 0.758 (times the KV-loop factor).
+  // Packed (FA3 pack_gqa): 12800 rows = 100 q tiles, 100 CTAs < 0.8 * 132, so the keys split: the fewest splits
+  // within 85% of the best wave efficiency. Oracle: the packed, split layout's fill beats the per-head one.
+  const GpuSpec g = shaped_h100();
+  const AttentionShape meta{800, 32000, 16, 1, Mask::FULL, 16};
+  const AttentionShape per_head{800, 32000, 16, 1, Mask::FULL, 1};  // same work, no KV-head sharing to pack
+  const double kv_loop = 32000.0 / (250 * 128 + g.kernels.attn_lk_half_tokens);  // ceil(32000/128) = 250 KV tiles
+  CHECK(attention_efficiency(g, Dtype::BF16, per_head) ==
+        Approx(g.kernels.attn_bf16 * 112.0 / 132 * 800.0 / 896 * kv_loop).epsilon(1e-12));
+  const double packed = attention_efficiency(g, Dtype::BF16, meta);
+  CHECK(packed > attention_efficiency(g, Dtype::BF16, per_head));
+  // With 100 CTAs: 1 to 4 splits fill 100/132 = 200/264 = 300/396 = 400/528 = 0.758, 5 splits 500/528 = 0.947; the
+  // best (1.0 at 33 splits: 3300 = 25 waves x 132) sets the bar at 0.85: 5 splits, each paying the per-CTA cost.
+  const double five = 500.0 / 528 * 32000.0 / (250 * 128 + 5 * g.kernels.attn_lk_half_tokens);
+  CHECK(packed == Approx(g.kernels.attn_bf16 * five).epsilon(1e-12));
+}

@@ -121,8 +121,14 @@ def table(exp, r):
     for cp in (2, 4):
         row(f"405B 128K decode: TTIT CP{cp} / CP1", "slowdown", md["ttit_s"][f"cp{cp}"] / md["ttit_s"]["cp1"],
             ttit(f"decode cp{cp}") / ttit("decode cp1"), "arXiv:2411.01783 Table 7")
+    pkq = exp["meta_pass_kv_q"]
     row("405B CP4 persistent KV: pass-KV/pass-Q crossover miss rate", "crossover",
-        exp["meta_pass_kv_q"]["crossover_miss_rate"], crossover(r), "arXiv:2411.01783 Table 4")
+        pkq["crossover_miss_rate"], crossover(r), "arXiv:2411.01783 Table 4")
+    for m in (0.01, 0.025, 0.05, 0.10, 0.20):
+        key = f"m{m:.3g}" if m not in (0.10, 0.20) else f"m{m:.2f}"
+        row(f"405B CP4 persistent KV, {m:.1%} miss: pass-KV time / pass-Q time", "ratio",
+            pkq["pass_kv_ms"][key] / pkq["pass_q_ms"][key],
+            r[f"miss {m} ring"]["makespan_s"] / r[f"miss {m} pass-q"]["makespan_s"], "arXiv:2411.01783 Table 4")
     one = attention_span_s(r["rfa one gpu"]["_dir"])
     for part in ("contiguous", "zigzag", "striped"):
         row(f"ring attention 8xH800, {part}: efficiency vs one GPU", "efficiency",
