@@ -119,14 +119,16 @@ class DagRunner {
   }
 
   // An admitted flow holds its place (counts, exclusive admission) from now on; its bytes move after its fixed
-  // cost (calibrated protocol and call latency), which a timer spends without touching the network.
+  // cost (calibrated protocol and call latency) and its route's wire latency, which a timer spends without touching
+  // the network (the links themselves carry no latency: see execute()).
   void launch_flow(TaskId id) {
     const Task& t = g_.task(id);
     account_flow(id, +1);
     out_.start_s[id] = sg4::Engine::get_clock();
-    if (t.duration_s <= 0) return move_bytes(id);
+    const double wait_s = t.duration_s + out_.routes[out_.route_of_task[id]].latency_s;
+    if (wait_s <= 0) return move_bytes(id);
     // Flows of one collective step (or symmetric ring hops) share a deadline: one engine timer moves them all.
-    auto [it, fresh] = overheads_.try_emplace(out_.start_s[id] + t.duration_s);
+    auto [it, fresh] = overheads_.try_emplace(out_.start_s[id] + wait_s);
     it->second.push_back(id);
     if (fresh)
       simgrid::kernel::timer::Timer::set(it->first, [this, deadline = it->first] {
@@ -301,6 +303,11 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   out.finish_s.assign(graph.tasks().size(), 0);
   out.ready_s.assign(graph.tasks().size(), 0);
   auto links = record_routes(graph, net, out);
+  // CM02 shares a link among flows in proportion to 1 / route latency (TCP's RTT unfairness; research notes, 4.4):
+  // a PXN flow (7 us) would get 2/9 of the share of an NVLink flow (2 us) on the same port, which NVLink and NIC
+  // arbitration do not do. Each flow pays its route's latency on its own timer instead, and the links carry none:
+  // every flow on a link then has the same weight, and a lone flow still takes latency + bytes / bandwidth.
+  for (sg4::Link* l : engine->get_all_links()) l->set_latency(0);
   const double t0 = sg4::Engine::get_clock();
   DagRunner(graph, net, std::move(links), *policy, out).run(*engine);
   for (auto& t : out.start_s) t -= t0;
