@@ -56,6 +56,7 @@ void log_headline(const Scenario& s, const Metrics& m) {
                  "lost {}, compute slowdown {}", contention_mode_name(s.contention.mode),
                  format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
                  format_time(c.compute_slowdown_s));
+  if (!s.parallel.tp_comm_overlap_off.empty()) spdlog::info("  tp_comm_overlap off: {}", s.parallel.tp_comm_overlap_off);
 }
 
 }  // namespace

@@ -393,6 +393,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     MapReader r = top.map("collectives");
     s.parallel.collectives = read_collective_overrides(r);
   }
+  // `exclusive` is Megatron's rule (cp-overview.md, route 1): CP refuses TP communication overlap, so the TP
+  // collectives run unoverlapped on the compute stream, T = T_CP + T_TP where they meet.
+  if (s.contention.mode == ContentionMode::EXCLUSIVE && s.parallel.tp_comm_overlap && s.parallel.cp > 1) {
+    s.parallel.tp_comm_overlap = false;
+    s.parallel.tp_comm_overlap_off = "contention.mode exclusive: Megatron disables TP overlap beside CP";
+  }
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
   check_plan(s, top);

@@ -114,6 +114,8 @@ struct ParallelSpec {
   // Megatron userbuffers-style TP overlap: the TP all-gather / reduce-scatter around each GEMM are chunked and run
   // on a communication stream beside the GEMM's chunks (needs sequence_parallel).
   bool tp_comm_overlap = false;
+  // Why a requested overlap is off ("" = as requested): Megatron's rule under `contention.mode: exclusive`.
+  std::string tp_comm_overlap_off;
   int gpus_per_node = 0;  // from the platform (GPU ids are ordered node by node); 0 = unknown, one node
 };
 
