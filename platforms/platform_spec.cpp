@@ -275,8 +275,11 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
     p.preset = preset;
     gpu_key = c.text("gpu");
     (void)c.text_or("calibration", "");
-    p.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", c.integer("gpus_per_node"), 1));
-    p.nodes = static_cast<int>(r.integer_or("nodes", 1, 1));
+    p.gpus_per_node = static_cast<int>(r.integer_or("gpus_per_node", c.integer("gpus_per_node"), 1, limits::kMaxGpus));
+    p.nodes = static_cast<int>(r.integer_or("nodes", 1, 1, limits::kMaxGpus));
+    if (std::int64_t(p.nodes) * p.gpus_per_node > limits::kMaxGpus)
+      r.fail("nodes", fmt::format("{} nodes x {} GPUs = {} GPUs: at most {} are supported", p.nodes, p.gpus_per_node,
+                                  std::int64_t(p.nodes) * p.gpus_per_node, limits::kMaxGpus));
     p.nvlink_bw_Bps = r.bandwidth_Bps_opt("nvlink_bw").value_or(c.bandwidth_Bps("nvlink_bw"));
     p.nvlink_latency_s = r.time_s_opt("nvlink_latency").value_or(c.time_s("nvlink_latency"));
     p.nic_bw_Bps = r.bandwidth_Bps_opt("nic_bw").value_or(c.bandwidth_Bps("nic_bw"));

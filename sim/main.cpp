@@ -8,6 +8,7 @@
 //   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
 //   cpsim volumes [--preset seed|mistral-swa] [--json] [--seq-len 1M] ...   CP bytes of every attention mode
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <spdlog/spdlog.h>
 
 #include "sim/cmd_run.hpp"
@@ -19,7 +20,9 @@ int main(int argc, char** argv) {
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
   app.require_subcommand(1);
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
 
   cpsim::ScenarioArgs scenario;
   std::string output_dir, xml_out;
@@ -43,7 +46,8 @@ int main(int argc, char** argv) {
   CLI::App* sweep = app.add_subcommand("sweep", "run a scenario over the product of its sweep: block and --axis lists");
   add_scenario(sweep);
   sweep->add_option("-o,--output", sweep_args.output_dir, "output folder (default: out/<scenario name>)");
-  sweep->add_option("-j,--jobs", sweep_args.jobs, "worker processes at a time (default: one per hardware thread)");
+  sweep->add_option("-j,--jobs", sweep_args.jobs, "worker processes at a time (default: one per hardware thread)")
+      ->check(CLI::Range(1, 4096));
   sweep->add_option("--axis", sweep_args.axes, "sweep a key: --axis parallel.cp=1,2,4,8 (repeatable)")
       ->allow_extra_args(false);
   sweep->add_option("--shard", sweep_args.shard, "run only the points with index % N == I: --shard I/N");
@@ -58,8 +62,12 @@ int main(int argc, char** argv) {
   CLI::App* engine_bench =
       app.add_subcommand("engine-bench", "time the platform build and a bare SimGrid ring exchange (JSON on stdout)");
   add_scenario(engine_bench);
-  engine_bench->add_option("--flows", bench_flows, "flows in the ring exchange")->capture_default_str();
-  engine_bench->add_option("--bytes", bench_bytes, "payload of each flow")->capture_default_str();
+  engine_bench->add_option("--flows", bench_flows, "flows in the ring exchange")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}));
+  engine_bench->add_option("--bytes", bench_bytes, "payload of each flow")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e15));
 
   cpsim::VolumesArgs volumes_args;
   CLI::App* volumes = app.add_subcommand("volumes", "print the per-rank CP bytes of every attention mode (no simulation)");
@@ -73,7 +81,17 @@ int main(int argc, char** argv) {
         std::string("--") + name, [&volumes_args, name](const std::string& v) { volumes_args.values[name] = v; },
         "override the preset's value");
 
-  CLI11_PARSE(app, argc, argv);
+  // A usage mistake is one line and exit 2, like any other input error; --help prints and exits 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "cpsim: usage: " << e.what() << " (cpsim --help)\n";
+    return 2;
+  }
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("[%l] %v");
 

@@ -232,18 +232,34 @@ CpPlan read_cp(MapReader& r) {
 }
 
 // Cross-field rules, each reported at the key a user would change.
+// Byte totals are doubles written as JSON integers: refuse a run whose largest derived total (every GPU moving its
+// whole sequence's widest activation, in FP32, at every layer) could pass 2^62.
+void check_derived_sizes(const Scenario& s, MapReader& top) {
+  const ModelSpec& m = s.model;
+  const double width = std::max({double(m.d_model), double(m.n_heads) * m.head_dim, double(m.ffn_dim),
+                                 double(m.moe.expert_ffn_dim) * std::max(1, m.moe.top_k)});
+  const double bytes = double(s.run.seq_len) * s.run.batch * width * 4 * m.layers * s.platform.gpu_count();
+  if (bytes < 4.6e18) return;
+  MapReader run(top.self()["run"], top.source(), "run");
+  run.fail(s.run.phase == "decode" ? "context_len" : "seq_len",
+           fmt::format("tokens x batch x width x 4 B x layers x GPUs = {:.3g} bytes: byte totals would pass 2^62; "
+                       "reduce the sequence, batch, layers or platform",
+                       bytes));
+}
+
 void check_plan(const Scenario& s, MapReader& top) {
-  const int gpus_needed = s.parallel.cp * s.parallel.tp;
+  check_derived_sizes(s, top);
+  const std::int64_t gpus_needed = std::int64_t(s.parallel.cp) * s.parallel.tp;
   if (gpus_needed > s.platform.gpu_count()) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("cp", fmt::format("cp x tp = {} x {} = {} GPUs, but the platform has {}", s.parallel.cp, s.parallel.tp,
                                gpus_needed, s.platform.gpu_count()));
   }
-  if (gpus_needed * s.parallel.dp * s.parallel.pp > s.platform.gpu_count()) {
+  const double all_gpus = double(gpus_needed) * s.parallel.dp * s.parallel.pp;  // a double: no product wraps
+  if (all_gpus > s.platform.gpu_count()) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail(s.parallel.dp > 1 ? "dp" : "pp",
-             fmt::format("dp x pp x cp x tp = {} GPUs, but the platform has {}",
-                         gpus_needed * s.parallel.dp * s.parallel.pp, s.platform.gpu_count()));
+             fmt::format("dp x pp x cp x tp = {:.0f} GPUs, but the platform has {}", all_gpus, s.platform.gpu_count()));
   }
   if (s.model.n_heads % s.parallel.tp != 0) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");

@@ -29,7 +29,7 @@ std::optional<double> scaled(const std::string& text, const std::vector<std::pai
   if (!parts) return std::nullopt;
   if (parts->second.empty()) return unit_required ? std::nullopt : std::optional<double>(parts->first);
   for (const auto& [suffix, factor] : units)
-    if (parts->second == suffix) return parts->first * factor;
+    if (parts->second == suffix) return parts->first * factor;  // may be inf (1e300GBps): callers check ranges
   return std::nullopt;
 }
 
@@ -37,7 +37,7 @@ std::optional<double> scaled(const std::string& text, const std::vector<std::pai
 
 std::optional<std::uint64_t> parse_count(const std::string& text) {
   auto v = scaled(text, {{"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}, {"k", 1024.0}}, false);
-  if (!v || *v != std::floor(*v) || *v > 9.0e15) return std::nullopt;
+  if (!v || *v != std::floor(*v) || *v >= 1.8e19) return std::nullopt;  // the reader checks the range
   return static_cast<std::uint64_t>(*v);
 }
 

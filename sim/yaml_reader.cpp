@@ -1,8 +1,10 @@
 #include "sim/yaml_reader.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "sim/units.hpp"
 
@@ -69,15 +71,14 @@ MapReader::MapReader(const YAML::Node& node, const YamlSource& source, std::stri
   if (!node_.IsMap()) fail_at(node_, source_, path_, "expected a mapping, got " + type_name(node_));
 }
 
-bool MapReader::has(const std::string& key) const {
-  const YAML::Node v = node_[key];
-  return v.IsDefined() && !v.IsNull();
-}
+// A key written with no value (`cp:` or `--set parallel.cp=`) is present: reading it is an error, never the default.
+bool MapReader::has(const std::string& key) const { return node_[key].IsDefined(); }
 
 YAML::Node MapReader::node(const std::string& key) {
   used_.insert(key);
   const YAML::Node v = node_[key];
-  if (!v.IsDefined() || v.IsNull()) fail_at(node_, source_, path_of(key), "missing required key");
+  if (!v.IsDefined()) fail_at(node_, source_, path_of(key), "missing required key");
+  if (v.IsNull()) fail_at(v, source_, path_of(key), "empty value");
   return v;
 }
 
@@ -111,25 +112,31 @@ std::string MapReader::choice_or(const std::string& key, const std::vector<std::
   return has(key) ? choice(key, allowed) : (used_.insert(key), fallback);
 }
 
-std::int64_t MapReader::integer(const std::string& key, std::int64_t min_value) {
+std::int64_t MapReader::integer(const std::string& key, std::int64_t min_value, std::int64_t max_value) {
   const std::string s = scalar(key, "an integer");
   std::size_t used = 0;
   long long v = 0;
+  bool out_of_range = false;
   try {
     v = std::stoll(s, &used);
+  } catch (const std::out_of_range&) {
+    out_of_range = true;
   } catch (...) {
     used = 0;
   }
+  if (out_of_range) fail(key, fmt::format("must be at most {}, got {}", max_value, s));
   if (used == 0 || used != s.size()) fail(key, fmt::format("expected an integer, got '{}'", s));
   if (v < min_value) fail(key, fmt::format("must be at least {}, got {}", min_value, v));
+  if (v > max_value) fail(key, fmt::format("must be at most {}, got {}", max_value, v));
   return v;
 }
 
-std::int64_t MapReader::integer_or(const std::string& key, std::int64_t fallback, std::int64_t min_value) {
-  return has(key) ? integer(key, min_value) : (used_.insert(key), fallback);
+std::int64_t MapReader::integer_or(const std::string& key, std::int64_t fallback, std::int64_t min_value,
+                                   std::int64_t max_value) {
+  return has(key) ? integer(key, min_value, max_value) : (used_.insert(key), fallback);
 }
 
-double MapReader::number(const std::string& key) {
+double MapReader::number(const std::string& key, double min_value, double max_value) {
   const std::string s = scalar(key, "a number");
   std::size_t used = 0;
   double v = 0;
@@ -139,11 +146,14 @@ double MapReader::number(const std::string& key) {
     used = 0;
   }
   if (used == 0 || used != s.size()) fail(key, fmt::format("expected a number, got '{}'", s));
+  if (!std::isfinite(v)) fail(key, fmt::format("expected a finite number, got '{}'", s));
+  if (v < min_value || v > max_value)
+    fail(key, fmt::format("must be between {} and {}, got {}", min_value, max_value, s));
   return v;
 }
 
-double MapReader::number_or(const std::string& key, double fallback) {
-  return has(key) ? number(key) : (used_.insert(key), fallback);
+double MapReader::number_or(const std::string& key, double fallback, double min_value, double max_value) {
+  return has(key) ? number(key, min_value, max_value) : (used_.insert(key), fallback);
 }
 
 bool MapReader::flag_or(const std::string& key, bool fallback) {
@@ -155,38 +165,46 @@ bool MapReader::flag_or(const std::string& key, bool fallback) {
 }
 
 template <class T>
-T MapReader::quantity(const std::string& key, std::optional<T> (*parse)(const std::string&), const char* expected) {
+T MapReader::quantity(const std::string& key, std::optional<T> (*parse)(const std::string&), const char* expected,
+                      T max_value) {
   const std::string s = scalar(key, expected);
   const auto v = parse(s);
   if (!v) fail(key, fmt::format("expected {}, got '{}'", expected, s));
+  if (*v > max_value) {
+    if constexpr (std::is_integral_v<T>) fail(key, fmt::format("must be at most {}, got '{}'", max_value, s));
+    else fail(key, fmt::format("must be at most {:g}, got '{}'", max_value, s));
+  }
   return *v;
 }
 
 std::uint64_t MapReader::count(const std::string& key) {
-  return quantity<std::uint64_t>(key, parse_count, "a count such as 4096, 128K or 1M");
+  return quantity<std::uint64_t>(key, parse_count, "a count such as 4096, 128K or 1M", limits::kMaxTokens);
 }
 std::uint64_t MapReader::count_or(const std::string& key, std::uint64_t fallback) {
   return has(key) ? count(key) : (used_.insert(key), fallback);
 }
 double MapReader::bandwidth_Bps(const std::string& key) {
-  return quantity<double>(key, parse_bandwidth_Bps, "a bandwidth such as 450GBps or 400Gbps");
+  return quantity<double>(key, parse_bandwidth_Bps, "a bandwidth such as 450GBps or 400Gbps",
+                          limits::kMaxBandwidth_Bps);
 }
 std::optional<double> MapReader::bandwidth_Bps_opt(const std::string& key) {
   if (!has(key)) return used_.insert(key), std::nullopt;
   return bandwidth_Bps(key);
 }
-double MapReader::time_s(const std::string& key) { return quantity<double>(key, parse_time_s, "a time such as 1us"); }
+double MapReader::time_s(const std::string& key) {
+  return quantity<double>(key, parse_time_s, "a time such as 1us", limits::kMaxTime_s);
+}
 std::optional<double> MapReader::time_s_opt(const std::string& key) {
   if (!has(key)) return used_.insert(key), std::nullopt;
   return time_s(key);
 }
 double MapReader::size_bytes_or(const std::string& key, double fallback) {
   if (!has(key)) return used_.insert(key), fallback;
-  return quantity<double>(key, parse_size_bytes, "a size such as 80GiB");
+  return quantity<double>(key, parse_size_bytes, "a size such as 80GiB", limits::kMaxSize_bytes);
 }
 double MapReader::flops_or(const std::string& key, double fallback) {
   if (!has(key)) return used_.insert(key), fallback;
-  return quantity<double>(key, parse_flops, "a flop rate such as 989Tf");
+  return quantity<double>(key, parse_flops, "a flop rate such as 989Tf", limits::kMaxFlops);
 }
 
 MapReader MapReader::map(const std::string& key) { return MapReader(node(key), source_, path_of(key)); }

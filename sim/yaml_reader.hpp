@@ -9,6 +9,8 @@
 #include <vector>
 #include <yaml-cpp/yaml.h>
 
+#include "sim/input_limits.hpp"
+
 namespace cpsim {
 
 // A user-input error, already formatted for a one-line report: control characters that came from the input
@@ -45,12 +47,18 @@ class MapReader {
   std::string text_or(const std::string& key, const std::string& fallback);
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
   std::string choice_or(const std::string& key, const std::vector<std::string>& allowed, const std::string& fallback);
-  std::int64_t integer(const std::string& key, std::int64_t min_value = INT64_MIN);
-  std::int64_t integer_or(const std::string& key, std::int64_t fallback, std::int64_t min_value = INT64_MIN);
-  double number(const std::string& key);
-  double number_or(const std::string& key, double fallback);
+  // Integers are range-checked: at least `min_value`, at most `max_value` (sim/input_limits.hpp: they fit an int).
+  std::int64_t integer(const std::string& key, std::int64_t min_value = -limits::kMaxInteger,
+                       std::int64_t max_value = limits::kMaxInteger);
+  std::int64_t integer_or(const std::string& key, std::int64_t fallback, std::int64_t min_value = -limits::kMaxInteger,
+                          std::int64_t max_value = limits::kMaxInteger);
+  // Reals are finite and within [min_value, max_value].
+  double number(const std::string& key, double min_value = -limits::kMaxReal, double max_value = limits::kMaxReal);
+  double number_or(const std::string& key, double fallback, double min_value = -limits::kMaxReal,
+                   double max_value = limits::kMaxReal);
   bool flag_or(const std::string& key, bool fallback);
-  std::uint64_t count(const std::string& key);  // integer, or with K/M/G suffix (binary)
+  // Token counts: an integer, or with a K/M/G suffix (binary), at most limits::kMaxTokens.
+  std::uint64_t count(const std::string& key);
   std::uint64_t count_or(const std::string& key, std::uint64_t fallback);
   double bandwidth_Bps(const std::string& key);
   std::optional<double> bandwidth_Bps_opt(const std::string& key);
@@ -67,7 +75,8 @@ class MapReader {
  private:
   std::string scalar(const std::string& key, const char* expected);
   template <class T>
-  T quantity(const std::string& key, std::optional<T> (*parse)(const std::string&), const char* expected);
+  T quantity(const std::string& key, std::optional<T> (*parse)(const std::string&), const char* expected,
+             T max_value);
 
   YAML::Node node_;
   const YamlSource& source_;
