@@ -4,6 +4,7 @@
 #include <xbt/log.h>
 
 #include "platforms/topology.hpp"
+#include "sim/output_folder.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -64,6 +65,7 @@ std::unique_ptr<simgrid::s4u::Engine> start_engine() {
   char* argv[] = {name, nullptr};
   auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
   configure_pure_network_model();
+  install_signal_cleanup();  // SimGrid's engine installs its own SIGINT handler; Ctrl-C must clean our outputs
   return engine;
 }
 

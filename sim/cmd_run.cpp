@@ -8,6 +8,7 @@
 
 #include "platforms/xml_writer.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/output_folder.hpp"
 #include "sim/executor.hpp"
 #include "sim/executor_raw_ring.hpp"
 #include "sim/cmd_run_auto.hpp"
@@ -76,21 +77,23 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
     const Metrics metrics = compute_metrics(scenario, graph, result);
 
-    std::filesystem::create_directories(dir);
+    OutputFolder out(dir);  // written whole into a staging sibling, swapped in by commit()
+    const std::string staged = out.staging().string();
     std::optional<AtomicFile> trace_file;
     TraceStats trace;
     const std::string trace_name = scenario.gzip_trace ? "trace.json.gz" : "trace.json";
     if (scenario.write_trace) {
-      trace_file.emplace(dir + "/" + trace_name,
+      trace_file.emplace(staged + "/" + trace_name,
                          scenario.gzip_trace ? AtomicFile::Compression::GZIP : AtomicFile::Compression::NONE);
       trace = write_trace(trace_file->stream(), scenario, graph, result);
     }
-    AtomicFile summary(dir + "/summary.json");
+    AtomicFile summary(staged + "/summary.json");
     auto summary_doc = summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr);
     if (auto_choice) summary_doc["cp_auto"] = auto_choice_json(*auto_choice);
     summary.stream() << summary_doc.dump(2) << "\n";
     if (trace_file) trace_file->commit();
     summary.commit();
+    out.commit();
     log_headline(scenario, metrics);
     spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and " + trace_name : "");
     return 0;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sim/atomic_file.hpp"
+#include "sim/output_folder.hpp"
 #include "sim/sweep_metrics.hpp"
 #include "sim/sweep_progress.hpp"
 #include "sim/scenario.hpp"
@@ -120,7 +121,9 @@ int sweep_command(const SweepArgs& args) {
     check_overrides_against_axes(record.overrides, record.axes);
     check_axis_keys(record);
 
-    const fs::path dir = args.output_dir.empty() ? fs::path("out") / name : fs::path(args.output_dir);
+    const fs::path final_dir = args.output_dir.empty() ? fs::path("out") / name : fs::path(args.output_dir);
+    OutputFolder out(final_dir);  // the whole sweep is staged, points included, and swapped in at the end
+    const fs::path dir = out.staging();
     const std::size_t total = point_count(record.axes);
     std::vector<std::vector<std::string>> commands;
     for (std::size_t i = 0; i < total; ++i) {
@@ -128,10 +131,8 @@ int sweep_command(const SweepArgs& args) {
       SweepPoint p;
       p.index = i;
       p.values = point_values(record.axes, i);
-      // A fresh folder per point: a failed point must not leave an older run's summary behind.
+      // The point's folder is created by its worker, when it runs (the staging folder starts empty).
       const fs::path pdir = dir / point_dir(i);
-      fs::remove_all(pdir);
-      fs::create_directories(pdir);
       // The worker is this very binary: `cpsim run` with the point's values as the last --set (they win).
       std::vector<std::string> argv = {"/proc/self/exe", "--log-level", "error", "run", record.scenario,
                                        "-o", pdir.string()};
@@ -145,7 +146,7 @@ int sweep_command(const SweepArgs& args) {
 
     std::cerr << fmt::format("sweep: {} points{} over {} axes, {} at a time -> {}\n", record.points.size(),
                              record.shard ? fmt::format(" (shard {}/{} of {})", shard.index, shard.count, total) : "",
-                             record.axes.size(), jobs, dir.string());
+                             record.axes.size(), jobs, final_dir.string());
     SweepProgress progress(std::cerr, record.points.size(), ::isatty(STDERR_FILENO) == 1);
     run_workers(
         commands, jobs,
@@ -158,11 +159,12 @@ int sweep_command(const SweepArgs& args) {
     progress.finish();
 
     write_outputs(record, dir);
+    out.commit();
     std::size_t failed = 0;
     for (const auto& p : record.points) failed += p.status != "ok";
     std::cerr << fmt::format("sweep: {} of {} points ok{}; wrote {}/sweep.csv and sweep.json\n",
                              record.points.size() - failed, record.points.size(),
-                             failed ? fmt::format(", {} failed", failed) : "", dir.string());
+                             failed ? fmt::format(", {} failed", failed) : "", final_dir.string());
     return failed ? 1 : 0;
   });
 }
@@ -186,22 +188,24 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     }
     const SweepRecord merged = merge_sweeps(parts, names);
 
-    // Gather every point's folder so that OUT reads like the folder of one unsharded run.
-    const fs::path out(output_dir);
+    // Gather every point's folder so that OUT reads like the folder of one unsharded run (OUT may be one of the
+    // shards: its points are copied into the staging folder before the swap).
+    OutputFolder out_folder{fs::path(output_dir)};
+    const fs::path out = out_folder.staging();
     for (std::size_t i = 0; i < parts.size(); ++i)
       for (const auto& p : parts[i].points) {
         const fs::path from = fs::path(dirs[i]) / point_dir(p.index), to = out / point_dir(p.index);
-        if (!fs::exists(from) || (fs::exists(to) && fs::equivalent(from, to))) continue;
-        fs::remove_all(to);
+        if (!fs::exists(from)) continue;
         fs::create_directories(to.parent_path());
         fs::copy(from, to, fs::copy_options::recursive);
       }
     write_outputs(merged, out);
+    out_folder.commit();
     std::size_t failed = 0;
     for (const auto& p : merged.points) failed += p.status != "ok";
     std::cerr << fmt::format("merge: {} points from {} folders ({} failed); wrote {}/sweep.csv and sweep.json\n",
-                             merged.points.size(), dirs.size(), failed, out.string());
-    return 0;
+                             merged.points.size(), dirs.size(), failed, output_dir);
+    return failed ? 1 : 0;  // as the unsharded sweep would
   });
 }
 

@@ -15,8 +15,10 @@
 #include "sim/cmd_plan.hpp"
 #include "sim/cmd_sweep.hpp"
 #include "sim/cmd_volumes.hpp"
+#include "sim/output_folder.hpp"
 
 int main(int argc, char** argv) {
+  cpsim::install_signal_cleanup();  // Ctrl-C / SIGTERM: remove staged outputs, exit 130 / 143
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
   app.require_subcommand(1);
   std::string log_level = "info";

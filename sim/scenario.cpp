@@ -370,6 +370,11 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 
   MapReader top(root, source, "");
   s.name = top.text("name");
+  // The name is the default output folder (out/NAME) and the trace's title: a plain file name, never a path.
+  if (s.name.empty() || s.name.size() > 128 || s.name == "." || s.name == ".." ||
+      s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
+    top.fail("name", fmt::format("'{}' must be a plain file name (letters, digits, '.', '_', '-'; at most 128)",
+                                 s.name));
   {
     MapReader r = top.map("platform");
     s.platform = read_platform(r, dir);
