@@ -233,12 +233,12 @@ std::vector<GpuSlot> scan_xml_hosts(const std::string& file, MapReader& r) {
 }  // namespace
 
 std::string resolve_input_path(const std::string& path, const std::string& source_dir) {
-  if (is_file(path)) return path;
-  if (fs::path(path).is_relative()) {
-    if (is_file(fs::path(source_dir) / path)) return (fs::path(source_dir) / path).string();
-    for (const auto& root : data_roots())
-      if (is_file(root / path)) return (root / path).lexically_normal().string();
-  }
+  // Never the working directory: the same scenario gives the same result from any folder.
+  if (fs::path(path).is_absolute()) return is_file(path) ? path : "";
+  const fs::path beside = fs::path(source_dir.empty() ? "." : source_dir) / path;
+  if (is_file(beside)) return fs::absolute(beside).lexically_normal().string();
+  for (const auto& root : data_roots())
+    if (is_file(root / path)) return fs::absolute(root / path).lexically_normal().string();
   return "";
 }
 

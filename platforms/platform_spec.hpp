@@ -62,8 +62,9 @@ GpuSpec gpu_preset(const std::string& key);  // throws std::out_of_range for an 
 std::vector<std::string> gpu_preset_names();
 std::vector<std::string> cluster_preset_names();
 
-// Resolves a path written in a scenario: as given (absolute or from the working directory), else relative
-// to the scenario's folder, else relative to the cpsim source tree. Returns "" when none is a regular file.
+// Resolves a path written in a file: absolute as given; relative, against `source_dir` (the folder of the file that
+// names it; "." for a path given on the command line), else the installed data (models/, platforms/), never the
+// working directory. Returns the absolute, normalised path, or "" when none is a regular file.
 std::string resolve_input_path(const std::string& path, const std::string& source_dir);
 // A file of the installed platform data (platforms/<name>): next to the executable, else the source tree.
 std::string platform_data_file(const char* name);

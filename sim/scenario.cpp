@@ -354,7 +354,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   YAML::Node model_node = root["model"];
   YamlSource model_source = source;
   if (model_node.IsDefined() && model_node.IsScalar()) {
-    s.model_file = resolve_input_path(model_node.Scalar(), dir);
+    // `--set model=FILE` names it on the command line: relative to the working directory, like any argument.
+    s.model_file = resolve_input_path(model_node.Scalar(), source.overridden_paths.count("model") ? "." : dir);
     if (s.model_file.empty()) fail_at(model_node, source, "model", fmt::format("model file '{}' not found", model_node.Scalar()));
     model_node = load_yaml_file(s.model_file);
     model_source.file = s.model_file;

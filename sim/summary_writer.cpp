@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "sim/input_files.hpp"
 #include "workloads/expert_routing.hpp"
 
 namespace cpsim {
@@ -69,6 +70,7 @@ json resolved_scenario_json(const Scenario& s) {
   return {{"name", s.name},
           {"file", s.file},
           {"model_file", s.model_file},
+          {"inputs", input_files_json(s)},
           {"platform", platform},
           {"model", model},
           {"run",
