@@ -2,6 +2,7 @@
 // quantity and real that a scenario, a model, a GPU or a calibration file gives is checked against these when it is
 // read, so no count wraps, no derived byte total overflows and no non-finite value reaches the engine.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace cpsim::limits {
@@ -19,6 +20,8 @@ constexpr double kMaxBandwidth_Bps = 1e15;  // 1 PB/s per link
 constexpr double kMaxTime_s = 1e6;          // ~11.6 days of latency or overhead
 constexpr double kMaxSize_bytes = 1e18;     // 1 EB of memory
 constexpr double kMaxFlops = 1e21;          // 1 ZFLOP/s per GPU
+// Input files (scenario, model, presets, calibration): a scenario is a few KiB; 16 MiB leaves room for generated ones.
+constexpr std::size_t kMaxInputFile_bytes = 16u << 20;
 // Plain reals (fractions, factors): finite, and at most this in magnitude unless a key says less.
 constexpr double kMaxReal = 1e12;
 

@@ -24,6 +24,11 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
     const auto eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
       throw InputError(fmt::format("--set:1:1: {}: expected key.path=value", text));
+    const std::string path = text.substr(0, eq);
+    // Every segment of key.path is a name: ".parallel", "parallel..cp" and "parallel." are located at --set.
+    if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos)
+      throw InputError(fmt::format("--set:1:1: {}: a key path is names joined by single dots, e.g. parallel.cp",
+                                   path));
     YAML::Node value;
     try {
       value = YAML::Load(text.substr(eq + 1));

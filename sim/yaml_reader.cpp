@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
@@ -17,13 +18,43 @@ bool is_overridden(const YamlSource& source, const std::string& path) {
   return false;
 }
 
+// An error quotes at most this much of a value: never a whole file (`--set model=/etc/passwd`).
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kMax = 60;
+  return text.size() <= kMax ? "'" + text + "'" : "'" + text.substr(0, kMax) + "...'";
+}
+
 std::string type_name(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Map: return "a mapping";
     case YAML::NodeType::Sequence: return "a sequence";
     case YAML::NodeType::Null: return "empty";
-    default: return fmt::format("'{}'", n.Scalar());
+    default: return quoted(n.Scalar());
   }
+}
+
+// The byte offset's line and column (1-based).
+std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
+  int line = 1, col = 1;
+  for (std::size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') ++line, col = 1;
+    else ++col;
+  }
+  return {line, col};
+}
+
+// The first byte that is not valid UTF-8 text (or is NUL), or npos.
+std::size_t first_bad_byte(const std::string& t) {
+  for (std::size_t i = 0; i < t.size();) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    if (c == 0) return i;
+    const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    if (extra < 0 || i + extra >= t.size() + (extra == 0 ? 1 : 0)) return i;
+    for (int k = 1; k <= extra; ++k)
+      if ((static_cast<unsigned char>(t[i + k]) >> 6) != 0x2) return i;
+    i += extra + 1;
+  }
+  return std::string::npos;
 }
 
 std::string escape_control_characters(const std::string& text) {
@@ -53,12 +84,28 @@ void fail_at(const YAML::Node& node, const YamlSource& source, const std::string
 }
 
 YAML::Node load_yaml_file(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}:1:1: (file): cannot open file", file));
-  std::stringstream text;
-  text << in.rdbuf();
+  std::ifstream in(file, std::ios::binary);
+  if (!in || std::filesystem::is_directory(file)) throw InputError(fmt::format("{}:1:1: (file): cannot open file", file));
+  // Read at most the limit plus one byte: /dev/zero or a huge file is refused, not read to the end.
+  std::string text(limits::kMaxInputFile_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > limits::kMaxInputFile_bytes)
+    throw InputError(fmt::format("{}:1:1: (file): larger than {} bytes; not a scenario, model or preset file", file,
+                                 limits::kMaxInputFile_bytes));
+  if (const std::size_t bad = first_bad_byte(text); bad != std::string::npos) {
+    const auto [line, col] = position_of(text, bad);
+    throw InputError(fmt::format("{}:{}:{}: (file): {} byte: files must be UTF-8 text", file, line, col,
+                                 text[bad] == 0 ? "a NUL" : "a non-UTF-8"));
+  }
   try {
-    return YAML::Load(text.str());
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark m = documents[1].Mark();
+      throw InputError(fmt::format("{}:{}:{}: (file): a second YAML document; a file holds one", file,
+                                   m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1));
+    }
+    return documents.empty() ? YAML::Node() : documents.front();
   } catch (const YAML::ParserException& e) {
     throw InputError(fmt::format("{}:{}:{}: (syntax): {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
@@ -69,6 +116,11 @@ MapReader::MapReader(const YAML::Node& node, const YamlSource& source, std::stri
   // A missing key of a const node is an invalid node, on which yaml-cpp's type queries throw: test it first.
   if (!node_.IsDefined()) fail_at(node_, source_, path_, "missing (expected a mapping)");
   if (!node_.IsMap()) fail_at(node_, source_, path_, "expected a mapping, got " + type_name(node_));
+  // yaml-cpp keeps the first of two equal keys silently: a repeated key is an error at its second place.
+  std::set<std::string> seen;
+  for (const auto& kv : node_)
+    if (kv.first.IsScalar() && !seen.insert(kv.first.Scalar()).second)
+      fail_at(kv.first, source_, join_path(path_, kv.first.Scalar()), "duplicate key");
 }
 
 // A key written with no value (`cp:` or `--set parallel.cp=`) is present: reading it is an error, never the default.
@@ -125,7 +177,7 @@ std::int64_t MapReader::integer(const std::string& key, std::int64_t min_value, 
     used = 0;
   }
   if (out_of_range) fail(key, fmt::format("must be at most {}, got {}", max_value, s));
-  if (used == 0 || used != s.size()) fail(key, fmt::format("expected an integer, got '{}'", s));
+  if (used == 0 || used != s.size()) fail(key, fmt::format("expected an integer, got {}", quoted(s)));
   if (v < min_value) fail(key, fmt::format("must be at least {}, got {}", min_value, v));
   if (v > max_value) fail(key, fmt::format("must be at most {}, got {}", max_value, v));
   return v;
@@ -145,7 +197,7 @@ double MapReader::number(const std::string& key, double min_value, double max_va
   } catch (...) {
     used = 0;
   }
-  if (used == 0 || used != s.size()) fail(key, fmt::format("expected a number, got '{}'", s));
+  if (used == 0 || used != s.size()) fail(key, fmt::format("expected a number, got {}", quoted(s)));
   if (!std::isfinite(v)) fail(key, fmt::format("expected a finite number, got '{}'", s));
   if (v < min_value || v > max_value)
     fail(key, fmt::format("must be between {} and {}, got {}", min_value, max_value, s));
