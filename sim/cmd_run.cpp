@@ -26,9 +26,12 @@ namespace {
 // Runs `body`, turning user-input errors into a one-line message and exit code 2, and anything else that stops a
 // run (an output folder that cannot be written, a generator bug) into a one-line message and exit code 1.
 template <class F>
-int guarded(F&& body) {
+int guarded(const ScenarioArgs& args, F&& body) {
   try {
     return body();
+  } catch (const WorkloadTooLarge& e) {  // an input the machine cannot hold: refused like any input mistake
+    std::cerr << fmt::format("{}:1:1: run.max_tasks: {}", args.file, e.what()) << "\n";
+    return 2;
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;
@@ -63,7 +66,7 @@ void log_headline(const Scenario& s, const Metrics& m) {
 }  // namespace
 
 int run_command(const ScenarioArgs& args, const std::string& output_dir) {
-  return guarded([&] {
+  return guarded(args, [&] {
     Scenario scenario = load_scenario(args.file, args.overrides);
     const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
     std::optional<AutoChoice> auto_choice;
@@ -101,7 +104,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
 }
 
 int validate_command(const ScenarioArgs& args) {
-  return guarded([&] {
+  return guarded(args, [&] {
     const Scenario s = load_scenario(args.file, args.overrides);
     std::cout << fmt::format("{}: ok ({} x {} GPUs, {} layers of {}, S = {}, cp = {}, tp = {})\n", args.file,
                              s.platform.nodes, s.platform.gpus_per_node, s.model.layers, s.model.name, s.run.seq_len,
@@ -111,7 +114,7 @@ int validate_command(const ScenarioArgs& args) {
 }
 
 int platform_command(const ScenarioArgs& args, const std::string& xml_out) {
-  return guarded([&] {
+  return guarded(args, [&] {
     const Scenario s = load_scenario(args.file, args.overrides);
     if (!s.platform.xml_file.empty())
       throw InputError(fmt::format("{}:1:1: platform.file: the platform is already an XML file ({})", args.file,
@@ -123,7 +126,7 @@ int platform_command(const ScenarioArgs& args, const std::string& xml_out) {
 }
 
 int engine_bench_command(const ScenarioArgs& args, std::size_t flows, double bytes) {
-  return guarded([&] {
+  return guarded(args, [&] {
     const Scenario s = load_scenario(args.file, args.overrides);
     const EngineBenchResult r = run_engine_bench(s.platform, flows, bytes);
     const nlohmann::ordered_json out = {{"gpus", r.gpus},

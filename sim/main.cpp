@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
     cmd->add_option("scenario", scenario.file, "scenario YAML file")->required();
     cmd->add_option("--set", scenario.overrides, "override a key: --set parallel.cp=4 (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_option_function<std::uint64_t>(
+           "--max-tasks", [&scenario](std::uint64_t n) { scenario.overrides.push_back("run.max_tasks=" + std::to_string(n)); },
+           "refuse a workload of more tasks (default 50000000, about 11 GB)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10000000000}));
   };
   CLI::App* run = app.add_subcommand("run", "simulate a scenario");
   add_scenario(run);

@@ -15,7 +15,9 @@ class DecodeBuilder {
       : in_(in), sh_(shard_shape(in)), layout_(in.parallel),
         machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
                              : std::nullopt),
-        g_(gpu_count, machine_ ? &*machine_ : nullptr) {}
+        g_(gpu_count, machine_ ? &*machine_ : nullptr) {
+    g_.set_task_limit(in.run.max_tasks);
+  }
 
   // run.micro_batches m (Helix HOP-B, batch-wise overlap): m independent decode batches, interleaved per layer in
   // three stages (attention up to its CP communication, then merge + o_proj + TP all-reduce, then the FFN), so

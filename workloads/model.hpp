@@ -86,6 +86,8 @@ struct RunSpec {
   Dtype dtype = Dtype::BF16;
   bool full_mask = false;  // run.mask: full (non-causal dense attention) instead of causal
   OpDtypes dtypes;
+  // Tasks the workload may have (run.max_tasks, `--max-tasks`): ~220 bytes each, so the default is ~11 GB.
+  std::uint64_t max_tasks = 50000000;
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.

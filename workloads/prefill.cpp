@@ -1,5 +1,7 @@
 #include "workloads/prefill.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -42,7 +44,9 @@ class PrefillBuilder {
       : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)),
         machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
                              : std::nullopt),
-        g_(gpu_count, machine_ ? &*machine_ : nullptr) {}
+        g_(gpu_count, machine_ ? &*machine_ : nullptr) {
+    g_.set_task_limit(in.run.max_tasks);
+  }
 
   TaskGraph build() {
     // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
@@ -57,7 +61,17 @@ class PrefillBuilder {
       for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, ready[mb], sharded[mb]));
       for (int mb = 0; mb < mbs; ++mb)
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
-      if (l == 0) g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
+      if (l == 0) {
+        // The first layer predicts the whole graph: refuse it now, with the estimate, rather than run out of memory.
+        const double estimate = double(g_.tasks().size()) * in_.model.layers * (in_.run.phase == "train" ? 3 : 1) *
+                                std::max(1, in_.parallel.simulated_dp);
+        if (estimate > double(g_.task_limit()))
+          throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}), past the limit "
+                                             "of {} (run.max_tasks, or --max-tasks)",
+                                             estimate, g_.tasks().size(), in_.model.layers,
+                                             in_.run.phase == "train" ? " x 3 for training" : "", g_.task_limit()));
+        g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
+      }
     }
     if (in_.run.phase == "train") {  // training: the backward pass, last layer first
       std::vector<LayerGradients> grads(in_.model.layers);

@@ -35,8 +35,14 @@ std::uint16_t TaskGraph::intern(const std::string& name) {
   return name_ids_[name] = static_cast<std::uint16_t>(names_.size() - 1);
 }
 
+void TaskGraph::check_limit() const {
+  if (tasks_.size() >= task_limit_)
+    throw WorkloadTooLarge(fmt::format("the workload passed {} tasks (run.max_tasks)", task_limit_));
+}
+
 TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int step, double duration_s,
                               double flops, double hbm_bytes) {
+  check_limit();
   Task t;
   t.kind = TaskKind::COMPUTE;
   t.name = intern(name);
@@ -56,6 +62,7 @@ TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int s
 TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, const std::string& name, int layer,
                            int step) {
   if (src == dst) throw std::logic_error("flow from a GPU to itself: " + name);
+  check_limit();
   Task t;
   t.kind = TaskKind::FLOW;
   t.traffic = traffic;

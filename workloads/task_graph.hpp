@@ -5,6 +5,7 @@
 // adds that dependency itself. Flows have no implicit order: generators state exactly what each waits for.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,12 +43,20 @@ struct Task {
 
 class CollectiveMachine;  // workloads/nccl_collectives.hpp
 
+// A workload past its task limit (run.max_tasks): refused before it exhausts memory, with the count in the message.
+struct WorkloadTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class TaskGraph {
  public:
   // `machine`: the calibrated network the collectives are lowered for (nullptr or ideal: the seeds' machine);
   // it must outlive the building of the graph, not its execution (costs are copied into the tasks).
   explicit TaskGraph(int gpu_count, const CollectiveMachine* machine = nullptr);
   const CollectiveMachine* machine() const { return machine_; }
+  // At most `limit` tasks (about 220 bytes each while built): adding one more throws WorkloadTooLarge.
+  void set_task_limit(std::size_t limit) { task_limit_ = limit; }
+  std::size_t task_limit() const { return task_limit_; }
   void forget_machine() { machine_ = nullptr; }
 
   int add_layer(const std::string& kind, const std::string& cp_algorithm);
@@ -98,6 +107,8 @@ class TaskGraph {
 
   int gpu_count_;
   const CollectiveMachine* machine_ = nullptr;
+  std::size_t task_limit_ = SIZE_MAX;
+  void check_limit() const;
   std::vector<Task> tasks_;
   std::vector<LayerInfo> layers_;
   std::vector<std::string> names_;

@@ -36,5 +36,11 @@ check "cpsim: usage: --flows: Value -1 not in range 1 to 100000000 (cpsim --help
 check "cpsim: usage: --jobs: Value abc not in range 1 to 4096 (cpsim --help)" sweep "$Q" -o out -j abc
 check "cpsim: usage: --log-level: garbage not in {trace,debug,info,warn,error,off} (cpsim --help)" \
   --log-level garbage run "$Q" -o out
+# Resources: a workload past its task limit is refused after its first layer, with the estimate (issue: hardening,
+# "Resources are bounded and announced").
+check "$Q:1:1: run.max_tasks: about 1.44e+08 tasks (144 in the first layer x 1000000 layers), past the limit of 50000000 (run.max_tasks, or --max-tasks)" \
+  run "$Q" -o out --set model.layers=1000000
+check "$Q:1:1: run.max_tasks: the workload passed 100 tasks (run.max_tasks)" run "$Q" -o out --max-tasks 100
+check "--set:1:1: .parallel: a key path is names joined by single dots, e.g. parallel.cp" run "$Q" -o out --set .parallel=1
 echo "bad numbers: $n cases"
 exit $fail
