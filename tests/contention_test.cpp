@@ -12,13 +12,7 @@ namespace {
 
 constexpr double a = 100e6, b = 300e6, B = 450e9, lat = 2e-6;
 
-const char* kTwoGpus = R"(
-name: two-gpus
-platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 2, calibration: ideal}
-model: models/llama3-8b.yaml
-run: {phase: prefill, seq_len: 32K}
-parallel: {cp: 2, tp: 1}
-)";
+const char* kTwoGpus = test::kTwoGpuScenario;
 
 struct Pair {
   double t_cp, t_tp, makespan;

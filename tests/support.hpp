@@ -54,4 +54,13 @@ parallel: {cp: 4, tp: 1}
 cp: {dense: {algorithm: ring, partition: zigzag}}
 )";
 
+// Two GPUs of one HGX H100 node on the ideal machine (450 GB/s per direction, 2 us): the contention tests' platform.
+inline const char* kTwoGpuScenario = R"(
+name: two-gpus
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 2, calibration: ideal}
+model: models/llama3-8b.yaml
+run: {phase: prefill, seq_len: 32K}
+parallel: {cp: 2, tp: 1}
+)";
+
 }  // namespace cpsim::test

@@ -17,13 +17,7 @@ namespace {
 
 constexpr double S = 90e6, a = 180e6, d = 0.1e-3, B = 450e9, lat = 2e-6;
 
-const char* kTwoGpus = R"(
-name: two-gpus
-platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 2, calibration: ideal}
-model: models/llama3-8b.yaml
-run: {phase: prefill, seq_len: 32K}
-parallel: {cp: 2, tp: 1}
-)";
+const char* kTwoGpus = test::kTwoGpuScenario;
 
 struct Overlap {
   double cp_end_s = 0;
