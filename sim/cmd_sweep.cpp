@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sim/atomic_file.hpp"
+#include "sim/input_files.hpp"
 #include "sim/output_folder.hpp"
 #include "sim/sweep_metrics.hpp"
 #include "sim/sweep_progress.hpp"
@@ -114,6 +115,7 @@ int sweep_command(const SweepArgs& args) {
 
     SweepRecord record;
     record.scenario = args.scenario.file;
+    record.scenario_fnv1a64 = file_fnv1a64(args.scenario.file);
     record.overrides = args.scenario.overrides;
     record.axes = combine_axes(std::move(block), cli);
     record.traces = args.traces;
@@ -195,6 +197,9 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     for (std::size_t i = 0; i < parts.size(); ++i)
       for (const auto& p : parts[i].points) {
         const fs::path from = fs::path(dirs[i]) / point_dir(p.index), to = out / point_dir(p.index);
+        if (p.status == "ok" && !fs::is_regular_file(from / "summary.json"))
+          throw InputError(fmt::format("{}:1:1: (points): point {} is ok but {} is missing", names[i], p.index,
+                                       (from / "summary.json").string()));
         if (!fs::exists(from)) continue;
         fs::create_directories(to.parent_path());
         fs::copy(from, to, fs::copy_options::recursive);

@@ -58,6 +58,8 @@ ojson sweep_json(const SweepRecord& r) {
   ojson j;
   j["cpsim_sweep_version"] = 1;
   j["scenario"] = r.scenario;
+  j["scenario_fnv1a64"] = r.scenario_fnv1a64;
+  j["cpsim_version"] = r.cpsim_version;
   j["set"] = r.overrides;
   j["traces"] = r.traces;
   j["axes"] = axes_json(r.axes);
@@ -86,6 +88,8 @@ SweepRecord sweep_from_json(const ojson& j, const std::string& where) {
   try {
     if (j.at("cpsim_sweep_version").get<int>() != 1) throw std::runtime_error("unsupported cpsim_sweep_version");
     r.scenario = j.at("scenario").get<std::string>();
+    r.scenario_fnv1a64 = j.at("scenario_fnv1a64").get<std::string>();
+    r.cpsim_version = j.at("cpsim_version").get<std::string>();
     r.overrides = j.at("set").get<std::vector<std::string>>();
     r.traces = j.at("traces").get<bool>();
     for (const auto& a : j.at("axes"))
@@ -95,6 +99,7 @@ SweepRecord sweep_from_json(const ojson& j, const std::string& where) {
     const std::size_t total = point_count(r.axes);
     for (const auto& p : j.at("points")) {
       SweepPoint pt;
+      if (!p.at("index").is_number_unsigned()) throw std::runtime_error("a point index is not a whole number");
       pt.index = p.at("index").get<std::size_t>();
       if (pt.index >= total) throw std::runtime_error(fmt::format("point {} is outside the sweep", pt.index));
       for (const auto& axis : r.axes) pt.values.push_back(p.at("values").at(axis.key).get<std::string>());
@@ -103,6 +108,9 @@ SweepRecord sweep_from_json(const ojson& j, const std::string& where) {
       pt.status = p.at("status").get<std::string>();
       pt.error = p.at("error").get<std::string>();
       pt.metrics = p.at("metrics");
+      if (pt.status == "ok" && !(pt.metrics.contains("makespan_s") && pt.metrics["makespan_s"].is_number() &&
+                                 pt.metrics["makespan_s"].get<double>() >= 0))
+        throw std::runtime_error(fmt::format("point {} is ok but has no valid makespan_s", pt.index));
       r.points.push_back(std::move(pt));
     }
   } catch (const std::exception& e) {
@@ -141,14 +149,15 @@ SweepRecord merge_sweeps(const std::vector<SweepRecord>& parts, const std::vecto
   out.shard.reset();
   out.points.clear();
   const auto same_sweep = [](const SweepRecord& a, const SweepRecord& b) {
-    return a.scenario == b.scenario && a.overrides == b.overrides && a.traces == b.traces &&
+    return a.scenario == b.scenario && a.scenario_fnv1a64 == b.scenario_fnv1a64 &&
+           a.cpsim_version == b.cpsim_version && a.overrides == b.overrides && a.traces == b.traces &&
            axes_json(a.axes) == axes_json(b.axes);
   };
   std::map<std::size_t, std::pair<const SweepPoint*, std::size_t>> by_index;  // index -> (point, part)
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (!same_sweep(parts[i], parts[0]))
-      throw InputError(fmt::format("{}:1:1: (sweep.json): not the same sweep as {} (scenario, --set, axes or --traces "
-                                   "differ)", names[i], names[0]));
+      throw InputError(fmt::format("{}:1:1: (sweep.json): not the same sweep as {} (scenario or its "
+                                   "content, cpsim version, --set, axes or --traces differ)", names[i], names[0]));
     for (const auto& p : parts[i].points) {
       const auto [it, fresh] = by_index.emplace(p.index, std::make_pair(&p, i));
       if (!fresh)

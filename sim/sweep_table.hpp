@@ -21,6 +21,8 @@ struct SweepPoint {
 
 struct SweepRecord {
   std::string scenario;                // the scenario file, as given
+  std::string scenario_fnv1a64;        // its content hash: shards of two versions of it do not merge
+  std::string cpsim_version = CPSIM_VERSION;
   std::vector<std::string> overrides;  // --set, as given
   std::vector<SweepAxis> axes;
   bool traces = false;

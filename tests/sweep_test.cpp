@@ -200,8 +200,16 @@ TEST_CASE("sweep: merging shards gives the unsharded record byte for byte", "[sw
                       "b:1:1: (sweep.json): point 0 is also in a");
   SweepRecord other = shards[1];
   other.overrides = {"model.layers=3"};
-  REQUIRE_THROWS_WITH(merge_sweeps({shards[0], other}, {"a", "b"}),
-                      "b:1:1: (sweep.json): not the same sweep as a (scenario, --set, axes or --traces differ)");
+  const char* not_same = "b:1:1: (sweep.json): not the same sweep as a (scenario or its content, cpsim version, --set, "
+                         "axes or --traces differ)";
+  REQUIRE_THROWS_WITH(merge_sweeps({shards[0], other}, {"a", "b"}), not_same);
+  // Shards of two versions of the scenario file, or of two cpsim versions, do not merge either.
+  SweepRecord edited = shards[1];
+  edited.scenario_fnv1a64 = "0123456789abcdef";
+  REQUIRE_THROWS_WITH(merge_sweeps({shards[0], edited}, {"a", "b"}), not_same);
+  SweepRecord older = shards[1];
+  older.cpsim_version = "0.0.1";
+  REQUIRE_THROWS_WITH(merge_sweeps({shards[0], older}, {"a", "b"}), not_same);
 }
 
 TEST_CASE("sweep: headline metrics are read from summary.json", "[sweep]") {
