@@ -42,7 +42,7 @@ std::pair<std::string, std::vector<SweepAxis>> read_sweep_scenario(const std::st
   const YamlSource source{file, {}};
   if (!root.IsMap()) fail_at(root, source, "", "a scenario must be a mapping");
   MapReader top(root, source, "");
-  const std::string name = top.has("name") ? top.text("name") : fs::path(file).stem().string();
+  const std::string name = top.has("name") ? read_scenario_name(top) : fs::path(file).stem().string();
   return {name, read_sweep_block(top)};
 }
 

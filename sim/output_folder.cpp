@@ -37,7 +37,7 @@ int register_cleanup(const fs::path& staging, const fs::path& lock) {
       g_slots[i].used = 1;
       return i;
     }
-  return -1;  // more than four live folders in one process: none of ours; no signal cleanup for it
+  return -1;  // more than four live folders in one process (cpsim has at most two): no signal cleanup for it
 }
 
 extern "C" void on_stop_signal(int sig) {

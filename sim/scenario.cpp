@@ -343,6 +343,14 @@ void check_plan(const Scenario& s, MapReader& top) {
 
 }  // namespace
 
+std::string read_scenario_name(MapReader& top) {
+  const std::string name = top.text("name");
+  if (name.empty() || name.size() > 128 || name == "." || name == ".." ||
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
+    top.fail("name", fmt::format("'{}' must be a plain file name (letters, digits, '.', '_', '-'; at most 128)", name));
+  return name;
+}
+
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& override_texts) {
   YAML::Node root = load_yaml_file(file);
   const std::vector<Override> overrides = parse_overrides(override_texts);
@@ -376,12 +384,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
 
   MapReader top(root, source, "");
-  s.name = top.text("name");
-  // The name is the default output folder (out/NAME) and the trace's title: a plain file name, never a path.
-  if (s.name.empty() || s.name.size() > 128 || s.name == "." || s.name == ".." ||
-      s.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
-    top.fail("name", fmt::format("'{}' must be a plain file name (letters, digits, '.', '_', '-'; at most 128)",
-                                 s.name));
+  s.name = read_scenario_name(top);
   {
     MapReader r = top.map("platform");
     s.platform = read_platform(r, dir);

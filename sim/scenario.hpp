@@ -25,6 +25,11 @@ struct Scenario {
   ContentionSpec contention;
 };
 
+class MapReader;
+// The scenario's `name`: it is the default output folder (out/NAME) and the trace's title, so a plain file name,
+// never a path (an InputError at the key otherwise).
+std::string read_scenario_name(MapReader& top);
+
 // `overrides` are "key.path=value" strings from --set; values are parsed as YAML scalars or flow collections.
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
 

@@ -59,4 +59,10 @@ for sig in INT TERM; do
   [ "$(md5sum < "$tmp/d/summary.json")" = "$before" ] || fail "SIG$sig changed the previous output"
   ls -a "$tmp" | grep -q -e staging -e '\.lock' && fail "SIG$sig left: $(ls -a "$tmp")"
 done
+# 6. A sweep's default folder is out/NAME too: a name that is a path is refused before anything is written.
+printf 'name: ../escape\nplatform: {preset: hgx-h100, nodes: 1, gpus_per_node: 8}\nmodel: models/llama3-8b.yaml\nrun: {phase: prefill, seq_len: 32K}\nsweep: {parallel.cp: [1, 2]}\n' > "$tmp/esc.yaml"
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && "$cpsim" sweep "$tmp/esc.yaml" -j 1 >/dev/null 2>"$tmp/err"); rc=$?
+[ $rc = 2 ] && grep -q "name: '../escape' must be a plain file name" "$tmp/err" || fail "sweep name: exit $rc, $(cat "$tmp/err")"
+[ ! -e "$tmp/escape" ] && [ -z "$(ls "$tmp/cwd")" ] || fail "sweep name: wrote outside its folder"
 echo "output folder contract: ok"
