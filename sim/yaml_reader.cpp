@@ -49,7 +49,7 @@ std::size_t first_bad_byte(const std::string& t) {
     const auto c = static_cast<unsigned char>(t[i]);
     if (c == 0) return i;
     const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
-    if (extra < 0 || i + extra >= t.size() + (extra == 0 ? 1 : 0)) return i;
+    if (extra < 0 || (extra > 0 && i + extra >= t.size())) return i;  // not a lead byte, or cut short
     for (int k = 1; k <= extra; ++k)
       if ((static_cast<unsigned char>(t[i + k]) >> 6) != 0x2) return i;
     i += extra + 1;
