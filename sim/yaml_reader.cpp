@@ -43,6 +43,29 @@ std::pair<int, int> position_of(const std::string& text, std::size_t offset) {
   return {line, col};
 }
 
+// The line (1-based) where a second YAML document starts ("---" after content, or content after "..."), or 0.
+int second_document_line(const std::string& text) {
+  bool content = false, ended = false;
+  int line = 0;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string l = text.substr(start, end - start);
+    ++line;
+    start = end + 1;
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    if (first == std::string::npos || l[first] == '#' || (first == 0 && l[0] == '%')) continue;
+    const bool marker = l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    if (l.rfind("...", 0) == 0 && l.find_first_not_of(".\r \t") == std::string::npos) {
+      ended = true;
+      continue;
+    }
+    if ((marker && content) || ended) return line;
+    if (!marker || l.find_first_not_of(" \t\r", 3) != std::string::npos) content = true;
+  }
+  return 0;
+}
+
 // The first byte that is not valid UTF-8 text (or is NUL), or npos.
 std::size_t first_bad_byte(const std::string& t) {
   for (std::size_t i = 0; i < t.size();) {
@@ -98,14 +121,10 @@ YAML::Node load_yaml_file(const std::string& file) {
     throw InputError(fmt::format("{}:{}:{}: (file): {} byte: files must be UTF-8 text", file, line, col,
                                  text[bad] == 0 ? "a NUL" : "a non-UTF-8"));
   }
+  if (const int line = second_document_line(text))
+    throw InputError(fmt::format("{}:{}:1: (file): a second YAML document; a file holds one", file, line));
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark m = documents[1].Mark();
-      throw InputError(fmt::format("{}:{}:{}: (file): a second YAML document; a file holds one", file,
-                                   m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1));
-    }
-    return documents.empty() ? YAML::Node() : documents.front();
+    return YAML::Load(text);  // not LoadAll: yaml-cpp 0.7's LoadAll can loop forever on a malformed document
   } catch (const YAML::ParserException& e) {
     throw InputError(fmt::format("{}:{}:{}: (syntax): {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
