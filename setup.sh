@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 goal=${1:-build}
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libboost-graph-dev libspdlog-dev libfmt-dev
-          libyaml-cpp-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev python3 python3-matplotlib python3-pandas
+          libyaml-cpp-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libexpat1-dev python3 python3-matplotlib python3-pandas
           nodejs npm)
 missing=()
 for p in "${packages[@]}"; do

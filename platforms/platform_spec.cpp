@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "platforms/xml_platform.hpp"
 #include "sim/yaml_reader.hpp"
 
 namespace cpsim {
@@ -206,30 +207,6 @@ GpuSpec read_platform_gpu(MapReader& r, const std::string& fallback_key, const G
   }
 }
 
-// Scans a SimGrid XML platform for its hosts. GPUs must be named n<node>g<gpu> (as `cpsim platform --emit-xml`
-// writes them) so that cpsim knows which GPUs share a node.
-std::vector<GpuSlot> scan_xml_hosts(const std::string& file, MapReader& r) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string xml = text.str();
-  static const std::regex host_re(R"RE(<host\s+[^>]*id\s*=\s*"([^"]*)")RE");
-  static const std::regex name_re(R"(n(\d+)g(\d+))");
-  std::vector<GpuSlot> gpus;
-  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), host_re); it != std::sregex_iterator(); ++it) {
-    const std::string name = (*it)[1];
-    std::smatch m;
-    if (!std::regex_match(name, m, name_re))
-      r.fail("file", fmt::format("host '{}' in {} is not named n<node>g<gpu>", name, file));
-    gpus.push_back({name, std::stoi(m[1]), std::stoi(m[2])});
-  }
-  if (gpus.empty()) r.fail("file", fmt::format("no <host> found in {}", file));
-  std::sort(gpus.begin(), gpus.end(), [](const GpuSlot& a, const GpuSlot& b) {
-    return std::tie(a.node, a.local_gpu) < std::tie(b.node, b.local_gpu);
-  });
-  return gpus;
-}
-
 }  // namespace
 
 std::string resolve_input_path(const std::string& path, const std::string& source_dir) {
@@ -240,6 +217,13 @@ std::string resolve_input_path(const std::string& path, const std::string& sourc
   for (const auto& root : data_roots())
     if (is_file(root / path)) return fs::absolute(root / path).lexically_normal().string();
   return "";
+}
+
+std::string display_path(const std::string& absolute_path) {
+  std::error_code ec;
+  const fs::path relative = fs::path(absolute_path).lexically_proximate(fs::current_path(ec));
+  if (ec || relative.empty() || relative.is_absolute() || *relative.begin() == "..") return absolute_path;
+  return relative.string();
 }
 
 GpuSpec gpu_preset(const std::string& key) { return catalog_preset(GpuCatalog{}, key); }
@@ -264,10 +248,10 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
     p.xml_file = resolve_input_path(file, source_dir);
     if (p.xml_file.empty()) r.fail("file", fmt::format("platform file '{}' not found", file));
     if (!r.has("gpu")) r.fail_here("an XML platform needs 'gpu' (a preset name or a mapping)");
-    p.gpus = scan_xml_hosts(p.xml_file, r);
-    p.nodes = p.gpus.back().node + 1;
-    p.gpus_per_node = 0;
-    for (const auto& g : p.gpus) p.gpus_per_node = std::max(p.gpus_per_node, g.local_gpu + 1);
+    p.xml = std::make_shared<const XmlPlatform>(read_xml_platform(p.xml_file, display_path(p.xml_file)));
+    p.gpus = p.xml->gpus();
+    p.nodes = p.xml->nodes();
+    p.gpus_per_node = p.xml->gpus_per_node();
   } else {
     const std::string preset = r.choice("preset", cluster_preset_names());
     static YamlSource source{preset_file("clusters.yaml"), {}};

@@ -1,6 +1,7 @@
 // What a cluster is made of, independent of SimGrid: the GPU kind, how many nodes and GPUs per node,
 // and the NVLink and NIC ports of every GPU. Built from presets (platforms/*.yaml) or a SimGrid XML file.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 namespace cpsim {
 class MapReader;
+class XmlPlatform;  // platforms/xml_platform.hpp
 
 struct ComputeEfficiency {
   double gemm = 0.75;       // achieved / peak for dense GEMMs
@@ -44,6 +46,7 @@ struct PlatformSpec {
   bool ideal() const { return calibration == "ideal"; }
   NetworkCalibration network;  // the calibration's collective and p2p tables (default-constructed when ideal)
   std::string xml_file;       // when set, the topology is this SimGrid XML file
+  std::shared_ptr<const XmlPlatform> xml;  // its hosts, links and routes as read and checked by cpsim
   GpuSpec gpu;
   int nodes = 1;
   int gpus_per_node = 8;
@@ -66,6 +69,9 @@ std::vector<std::string> cluster_preset_names();
 // names it; "." for a path given on the command line), else the installed data (models/, platforms/), never the
 // working directory. Returns the absolute, normalised path, or "" when none is a regular file.
 std::string resolve_input_path(const std::string& path, const std::string& source_dir);
+// How errors name an input file: relative to the working directory when it lies below it (as the user would type
+// it), else absolute. For messages only: what a file resolves to never depends on the working directory.
+std::string display_path(const std::string& absolute_path);
 // A file of the installed platform data (platforms/<name>): next to the executable, else the source tree.
 std::string platform_data_file(const char* name);
 

@@ -30,7 +30,7 @@ int guarded(const ScenarioArgs& args, F&& body) {
   try {
     return body();
   } catch (const WorkloadTooLarge& e) {  // an input the machine cannot hold: refused like any input mistake
-    std::cerr << fmt::format("{}:1:1: run.max_tasks: {}", args.file, e.what()) << "\n";
+    std::cerr << fmt::format("{}:1:1: {}: {}", args.file, e.key, e.what()) << "\n";
     return 2;
   } catch (const InputError& e) {
     std::cerr << e.what() << "\n";
@@ -61,6 +61,19 @@ void log_headline(const Scenario& s, const Metrics& m) {
                  format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
                  format_time(c.compute_slowdown_s));
   if (!s.parallel.tp_comm_overlap_off.empty()) spdlog::info("  tp_comm_overlap off: {}", s.parallel.tp_comm_overlap_off);
+}
+
+// What `run` would refuse before simulating, for `validate`: the workload's size (run.max_tasks) and the platform as
+// the engine loads it, with a route for every pair of GPUs the workload sends between (both candidates of `auto`).
+void check_runnable(const Scenario& scenario) {
+  std::vector<std::string> algorithms{scenario.cp.dense.algorithm};
+  if (algorithms.front() == "auto") algorithms = {"ring", "pass-q"};
+  for (const auto& algorithm : algorithms) {
+    Scenario s = scenario;
+    s.cp.dense.algorithm = algorithm;
+    const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
+    check_executable(generate_workload(inputs, s.platform.gpu_count()), s.platform);
+  }
 }
 
 }  // namespace
@@ -106,6 +119,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
 int validate_command(const ScenarioArgs& args) {
   return guarded(args, [&] {
     const Scenario s = load_scenario(args.file, args.overrides);
+    check_runnable(s);
     std::cout << fmt::format("{}: ok ({} x {} GPUs, {} layers of {}, S = {}, cp = {}, tp = {})\n", args.file,
                              s.platform.nodes, s.platform.gpus_per_node, s.model.layers, s.model.name, s.run.seq_len,
                              s.parallel.cp, s.parallel.tp);

@@ -8,14 +8,17 @@
 #include <unistd.h>
 
 #include "sim/executor.hpp"
+#include "sim/yaml_reader.hpp"
 #include "workloads/decode.hpp"
 
 namespace cpsim {
 namespace {
 
-// Simulates `s` with `algorithm` in a forked child and returns its makespan.
+// Simulates `s` with `algorithm` in a forked child and returns its makespan. A child that cannot simulate sends its
+// error's message instead, and the parent raises it as the same kind of error (an input mistake stays exit 2).
 double simulate_in_child(Scenario s, const std::string& algorithm) {
   s.cp.dense.algorithm = algorithm;
+  enum Outcome : int { OK = 0, FAILED = 1, INPUT = 2, TOO_LARGE = 3 };
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
@@ -24,22 +27,37 @@ double simulate_in_child(Scenario s, const std::string& algorithm) {
   if (pid == 0) {
     ::close(fds[0]);
     double makespan = -1;
+    Outcome outcome = OK;
+    std::string message;
     try {
       const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
       makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
-    } catch (...) {
+    } catch (const WorkloadTooLarge& e) {
+      outcome = TOO_LARGE, message = e.what();
+    } catch (const InputError& e) {
+      outcome = INPUT, message = e.what();
+    } catch (const std::exception& e) {
+      outcome = FAILED, message = e.what();
     }
-    const ssize_t written = ::write(fds[1], &makespan, sizeof makespan);
-    ::_exit(written == sizeof makespan && makespan >= 0 ? 0 : 1);
+    bool sent = ::write(fds[1], &makespan, sizeof makespan) == sizeof makespan;
+    sent = sent && ::write(fds[1], message.data(), message.size()) == ssize_t(message.size());
+    ::_exit(sent ? outcome : FAILED);
   }
   ::close(fds[1]);
   double makespan = -1;
   const ssize_t got = ::read(fds[0], &makespan, sizeof makespan);
+  std::string message;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, std::size_t(n));
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (got != sizeof makespan || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("simulating the " + algorithm + " candidate of cp.dense.algorithm auto failed");
+  const int outcome = WIFEXITED(status) ? WEXITSTATUS(status) : FAILED;
+  if (outcome == INPUT) throw InputError(message);
+  if (outcome == TOO_LARGE) throw WorkloadTooLarge(message);
+  if (got != sizeof makespan || outcome != OK)
+    throw std::runtime_error("simulating the " + algorithm + " candidate of cp.dense.algorithm auto failed" +
+                             (message.empty() ? "" : ": " + message));
   return makespan;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <fmt/format.h>
 #include <list>
 #include <map>
 #include <tuple>
@@ -50,8 +51,8 @@ Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const T
     }
   // An XML platform cannot be copied: there the policy's link capacities approximate the isolation.
   if (!policy.isolates_classes() || !platform.xml_file.empty() || prefixes.size() < 2)
-    return Network({build_simgrid_platform(engine, platform)}, {});
-  return Network(build_network_copies(engine, platform, prefixes), copy_of_class);
+    return Network({build_simgrid_platform(engine, platform, g.gpu_pairs())}, {});
+  return Network(build_network_copies(engine, platform, prefixes, g.gpu_pairs()), copy_of_class);
 }
 
 class DagRunner {
@@ -271,6 +272,8 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
       std::vector<sg4::Link*> links;
       FlowRoute r;
       net.host(t.traffic, t.gpu)->route_to(net.host(t.traffic, t.peer), links, &r.latency_s);
+      if (links.empty() && t.gpu != t.peer)  // the platform builder refuses missing routes first
+        throw std::logic_error(fmt::format("no route from GPU {} to GPU {}", t.gpu, t.peer));
       for (const sg4::Link* l : links) {
         auto [lit, new_link] = link_ids.try_emplace(l, static_cast<std::uint32_t>(out.link_names.size()));
         if (new_link) {
@@ -288,6 +291,11 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
 }
 
 }  // namespace
+
+void check_executable(const TaskGraph& graph, const PlatformSpec& platform) {
+  const auto engine = start_engine();
+  (void)build_simgrid_platform(*engine, platform, graph.gpu_pairs());
+}
 
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention) {
   const auto wall_start = std::chrono::steady_clock::now();

@@ -31,5 +31,8 @@ struct ExecutionResult {
 };
 
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {});
+// What execute() refuses before it simulates, without simulating: the platform as the engine loads it (an XML file
+// through SimGrid's parser, its links' values) and a route for every GPU pair the graph sends between.
+void check_executable(const TaskGraph& graph, const PlatformSpec& platform);
 
 }  // namespace cpsim

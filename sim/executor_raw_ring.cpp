@@ -69,7 +69,9 @@ EngineBenchResult run_engine_bench(const PlatformSpec& platform, std::size_t flo
   const auto engine = start_engine();
   EngineBenchResult r;
   auto t = std::chrono::steady_clock::now();
-  const auto hosts = build_simgrid_platform(*engine, platform);
+  GpuPairs ring;  // each GPU sends to the next
+  for (int g = 0; g < platform.gpu_count(); ++g) ring.emplace_back(g, (g + 1) % platform.gpu_count());
+  const auto hosts = build_simgrid_platform(*engine, platform, ring);
   r.platform_build_s = seconds_since(t);
   r.gpus = static_cast<int>(hosts.size());
   const std::size_t rounds = (flows + hosts.size() - 1) / hosts.size();

@@ -22,6 +22,9 @@ constexpr double kMaxSize_bytes = 1e18;     // 1 EB of memory
 constexpr double kMaxFlops = 1e21;          // 1 ZFLOP/s per GPU
 // Input files (scenario, model, presets, calibration): a scenario is a few KiB; 16 MiB leaves room for generated ones.
 constexpr std::size_t kMaxInputFile_bytes = 16u << 20;
+// SimGrid XML platforms: one explicit route per GPU pair, about 150 bytes each, so 1 GiB is ~2,600 GPUs in one
+// Full zone; larger platforms are generated from presets, not written out.
+constexpr std::size_t kMaxPlatformFile_bytes = std::size_t(1) << 30;
 // Plain reals (fractions, factors): finite, and at most this in magnitude unless a key says less.
 constexpr double kMaxReal = 1e12;
 

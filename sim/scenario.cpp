@@ -372,7 +372,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.model_file = resolve_input_path(model_node.Scalar(), source.overridden_paths.count("model") ? "." : dir);
     if (s.model_file.empty()) fail_at(model_node, source, "model", fmt::format("model file '{}' not found", model_node.Scalar()));
     model_node = load_yaml_file(s.model_file);
-    model_source.file = s.model_file;
+    model_source.file = display_path(s.model_file);
   }
   for (const auto& o : overrides) {
     const auto parts = split_path(o.path);

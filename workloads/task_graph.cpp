@@ -1,5 +1,7 @@
 #include "workloads/task_graph.hpp"
 
+#include <algorithm>
+
 #include "workloads/nccl_collectives.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
@@ -33,6 +35,15 @@ std::uint16_t TaskGraph::intern(const std::string& name) {
   if (it != name_ids_.end()) return it->second;
   names_.push_back(name);
   return name_ids_[name] = static_cast<std::uint16_t>(names_.size() - 1);
+}
+
+std::vector<std::pair<int, int>> TaskGraph::gpu_pairs() const {
+  std::vector<std::pair<int, int>> pairs;
+  for (const Task& t : tasks_)
+    if (t.kind == TaskKind::FLOW) pairs.emplace_back(t.gpu, t.peer);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
 }
 
 void TaskGraph::check_limit() const {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace cpsim {
@@ -44,8 +45,11 @@ struct Task {
 class CollectiveMachine;  // workloads/nccl_collectives.hpp
 
 // A workload past its task limit (run.max_tasks): refused before it exhausts memory, with the count in the message.
+// `key` names the scenario key the report points at (the limit to raise, or what to make smaller).
 struct WorkloadTooLarge : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit WorkloadTooLarge(const std::string& message, std::string key = "run.max_tasks")
+      : std::runtime_error(message), key(std::move(key)) {}
+  std::string key;
 };
 
 class TaskGraph {
@@ -96,6 +100,8 @@ class TaskGraph {
   const std::string& name(std::uint16_t id) const { return names_[id]; }
   int gpu_count() const { return gpu_count_; }
   std::size_t flow_count() const { return flow_count_; }
+  // Every (sender, receiver) GPU pair some flow uses, sorted: the routes the platform must have.
+  std::vector<std::pair<int, int>> gpu_pairs() const;
   // The last compute task added on a GPU (its stream tail), or -1.
   std::int64_t last_compute(int gpu) const { return last_compute_[gpu]; }
 
