@@ -13,6 +13,7 @@
 #include "sim/executor_raw_ring.hpp"
 #include "sim/cmd_run_auto.hpp"
 #include "sim/metrics.hpp"
+#include "sim/run_progress.hpp"
 #include "sim/scenario.hpp"
 #include "sim/summary_writer.hpp"
 #include "sim/trace_writer.hpp"
@@ -89,7 +90,11 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
     spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
                  scenario.parallel.cp * scenario.parallel.tp);
-    const ExecutionResult result = execute(graph, scenario.platform, scenario.contention);
+    const ExecutionResult result = [&] {
+      RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
+      return execute(graph, scenario.platform, scenario.contention,
+                     [&progress](std::size_t done, std::size_t total, double t_s) { progress.update(done, total, t_s); });
+    }();
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
     const Metrics metrics = compute_metrics(scenario, graph, result);
 

@@ -58,8 +58,8 @@ Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const T
 class DagRunner {
  public:
   DagRunner(const TaskGraph& graph, const Network& net, std::vector<sg4::Link*> links, const ContentionPolicy& policy,
-            ExecutionResult& out)
-      : g_(graph), net_(net), links_(std::move(links)), policy_(policy),
+            ExecutionResult& out, const ProgressFn& progress)
+      : g_(graph), net_(net), links_(std::move(links)), policy_(policy), progress_(progress),
         shape_links_(policy.shapes_links() && !net.isolated()), out_(out),
         waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
         gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
@@ -215,8 +215,16 @@ class DagRunner {
     out_.start_s[id] = start_s;
     out_.finish_s[id] = finish_s;
     ++completed_;
+    if (progress_ && completed_ % 4096 == 0) report_progress();
     for (TaskId s : g_.successors(id))
       if (--waiting_[s] == 0) start(s);
+  }
+
+  void report_progress() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report_ < std::chrono::milliseconds(500)) return;
+    last_report_ = now;
+    progress_(completed_, g_.tasks().size(), sg4::Engine::get_clock());
   }
 
   // A generator bug: name the cycle if there is one (check_acyclic throws), else the first tasks left waiting.
@@ -236,12 +244,14 @@ class DagRunner {
   const Network& net_;
   std::vector<sg4::Link*> links_;  // indexed like ExecutionResult::link_names
   const ContentionPolicy& policy_;
+  const ProgressFn& progress_;
   bool shape_links_;  // re-set link capacities as flows come and go (not on class-isolated networks)
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<sg4::ActivityPtr> live_;
   std::vector<sg4::ActivityPtr> finished_;
   std::size_t completed_ = 0;
+  std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
   std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
   std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
   std::list<TaskId> queued_;               // ready flows the policy has not admitted yet (exclusive)
@@ -297,7 +307,8 @@ void check_executable(const TaskGraph& graph, const PlatformSpec& platform) {
   (void)build_simgrid_platform(*engine, platform, graph.gpu_pairs());
 }
 
-ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention) {
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention,
+                        const ProgressFn& progress) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto engine = start_engine();
   const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
@@ -317,7 +328,7 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   // every flow on a link then has the same weight, and a lone flow still takes latency + bytes / bandwidth.
   for (sg4::Link* l : engine->get_all_links()) l->set_latency(0);
   const double t0 = sg4::Engine::get_clock();
-  DagRunner(graph, net, std::move(links), *policy, out).run(*engine);
+  DagRunner(graph, net, std::move(links), *policy, out, progress).run(*engine);
   for (auto& t : out.start_s) t -= t0;
   for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {

@@ -3,6 +3,7 @@
 // bytes/bandwidth alone, max-min shares under contention). Tasks start the moment their last prerequisite ends
 // (DAG mode: no actors). This header stays free of SimGrid.
 #pragma once
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,7 +31,11 @@ struct ExecutionResult {
   double wall_s = 0;  // host time spent in the engine
 };
 
-ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {});
+// Called now and then while the engine runs (about twice a wall-clock second): tasks done of all, simulated time.
+using ProgressFn = std::function<void(std::size_t done, std::size_t total, double simulated_s)>;
+
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {},
+                        const ProgressFn& progress = {});
 // What execute() refuses before it simulates, without simulating: the platform as the engine loads it (an XML file
 // through SimGrid's parser, its links' values) and a route for every GPU pair the graph sends between.
 void check_executable(const TaskGraph& graph, const PlatformSpec& platform);

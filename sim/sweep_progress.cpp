@@ -18,11 +18,14 @@ std::string format_eta(std::size_t done, std::size_t total, double elapsed_s) {
   return format_clock(elapsed_s / static_cast<double>(done) * static_cast<double>(total - done));
 }
 
-std::string progress_bar(std::size_t done, std::size_t total, std::size_t failed, double elapsed_s, int width) {
+std::string bar_cells(std::size_t done, std::size_t total, int width) {
   const auto filled = total == 0 ? width : static_cast<int>(static_cast<double>(width) * done / total);
-  std::string bar = fmt::format("[{}{}] {}/{}  elapsed {}  ETA {}", std::string(filled, '#'),
-                                std::string(width - filled, '.'), done, total, format_clock(elapsed_s),
-                                format_eta(done, total, elapsed_s));
+  return fmt::format("[{}{}]", std::string(filled, '#'), std::string(width - filled, '.'));
+}
+
+std::string progress_bar(std::size_t done, std::size_t total, std::size_t failed, double elapsed_s, int width) {
+  std::string bar = fmt::format("{} {}/{}  elapsed {}  ETA {}", bar_cells(done, total, width), done, total,
+                                format_clock(elapsed_s), format_eta(done, total, elapsed_s));
   if (failed) bar += fmt::format("  {} failed", failed);
   return bar;
 }

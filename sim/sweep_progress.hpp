@@ -11,6 +11,8 @@ namespace cpsim {
 std::string format_clock(double seconds);  // 7 -> "0:07", 3723 -> "1:02:03"
 // ETA from the mean time per finished point so far; "?" before the first one.
 std::string format_eta(std::size_t done, std::size_t total, double elapsed_s);
+// "[#########...........]": `done` of `total` as `width` cells
+std::string bar_cells(std::size_t done, std::size_t total, int width = 24);
 // "[#########...........]  5/12  elapsed 0:03  ETA 0:04  1 failed"
 std::string progress_bar(std::size_t done, std::size_t total, std::size_t failed, double elapsed_s, int width = 24);
 

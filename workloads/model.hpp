@@ -86,7 +86,8 @@ struct RunSpec {
   Dtype dtype = Dtype::BF16;
   bool full_mask = false;  // run.mask: full (non-causal dense attention) instead of causal
   OpDtypes dtypes;
-  // Tasks the workload may have (run.max_tasks, `--max-tasks`): ~220 bytes each, so the default is ~11 GB.
+  // Tasks the workload may have (run.max_tasks, `--max-tasks`): ~320 bytes each at the simulation's peak
+  // (kPeakBytesPerTask), so the default is ~16 GB.
   std::uint64_t max_tasks = 50000000;
 };
 

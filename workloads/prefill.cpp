@@ -1,11 +1,15 @@
 #include "workloads/prefill.hpp"
 
+#include "sim/units.hpp"
+
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <deque>
 #include <optional>
 
+#include "sim/units.hpp"
 #include "workloads/attention_lowering.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"
@@ -65,11 +69,14 @@ class PrefillBuilder {
         // The first layer predicts the whole graph: refuse it now, with the estimate, rather than run out of memory.
         const double estimate = double(g_.tasks().size()) * in_.model.layers * (in_.run.phase == "train" ? 3 : 1) *
                                 std::max(1, in_.parallel.simulated_dp);
+        const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
         if (estimate > double(g_.task_limit()))
-          throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}), past the limit "
-                                             "of {} (run.max_tasks, or --max-tasks)",
+          throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}, ~{} of memory), "
+                                             "past the limit of {} (run.max_tasks, or --max-tasks)",
                                              estimate, g_.tasks().size(), in_.model.layers,
-                                             in_.run.phase == "train" ? " x 3 for training" : "", g_.task_limit()));
+                                             in_.run.phase == "train" ? " x 3 for training" : "", memory,
+                                             g_.task_limit()));
+        if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
         g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
       }
     }

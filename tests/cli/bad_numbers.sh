@@ -38,7 +38,7 @@ check "cpsim: usage: --log-level: garbage not in {trace,debug,info,warn,error,of
   --log-level garbage run "$Q" -o out
 # Resources: a workload past its task limit is refused after its first layer, with the estimate (issue: hardening,
 # "Resources are bounded and announced").
-check "$Q:1:1: run.max_tasks: about 1.44e+08 tasks (144 in the first layer x 1000000 layers), past the limit of 50000000 (run.max_tasks, or --max-tasks)" \
+check "$Q:1:1: run.max_tasks: about 1.44e+08 tasks (144 in the first layer x 1000000 layers, ~42.92 GiB of memory), past the limit of 50000000 (run.max_tasks, or --max-tasks)" \
   run "$Q" -o out --set model.layers=1000000
 check "$Q:1:1: run.max_tasks: the workload passed 100 tasks (run.max_tasks)" run "$Q" -o out --max-tasks 100
 check "--set:1:1: .parallel: a key path is names joined by single dots, e.g. parallel.cp" run "$Q" -o out --set .parallel=1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Robustness checks run by CI after the README's test command:
 #   1. the whole test suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc);
-#   2. a bounded libFuzzer run (clang) of the scenario loader, seeded with every scenario and bad scenario.
+#   2. a bounded libFuzzer run (clang) of the input readers: scenario YAML, `--set` overrides and XML platforms,
+#      seeded with every scenario, bad scenario, model, override set and platform file.
 # Usage: tests/robustness/run.sh [fuzz_seconds]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -26,14 +27,23 @@ cmake --build build-asan -j "$(nproc)" >/dev/null
 # SimGrid itself is not instrumented; leaks inside it at exit are not ours to judge.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 ctest -j "$(nproc)" --output-on-failure)
 
-echo "== fuzz: scenario loader for ${fuzz_seconds}s"
+echo "== fuzz: scenario, --set and XML platform readers for ${fuzz_seconds}s"
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
   -DCPSIM_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target scenario_fuzz -j "$(nproc)" >/dev/null
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus" "$work/findings"
 cp scenarios/*.yaml tests/bad_scenarios/*.yaml models/*.yaml "$work/corpus/"
-if ! build-fuzz/scenario_fuzz "$work/corpus" -max_total_time="$fuzz_seconds" -max_len=4096 -timeout=10 \
+# 'S' + override lines, 'X' + an XML platform (tests/fuzz/scenario_fuzz.cpp reads the first byte).
+i=0
+for line in tests/cli/*.sh; do
+  grep -o -- '--set [a-z_.]*=[^ "]*' "$line" | sed 's/^--set //' | sort -u | head -20 > "$work/sets" || true
+  [ -s "$work/sets" ] && { printf 'S'; cat "$work/sets"; } > "$work/corpus/set-$((i++))"
+done
+for xml in platforms/*.xml tests/bad_platforms/*.xml; do
+  { printf 'X'; cat "$xml"; } > "$work/corpus/xml-$(basename "$xml")"
+done
+if ! build-fuzz/scenario_fuzz "$work/corpus" -max_total_time="$fuzz_seconds" -max_len=8192 -timeout=10 \
      -print_final_stats=1 -artifact_prefix="$work/findings/" >"$work/log" 2>&1; then
   grep -v '^\[' "$work/log" | tail -40
   mkdir -p build-fuzz/findings && cp "$work"/findings/* build-fuzz/findings/ 2>/dev/null || true
