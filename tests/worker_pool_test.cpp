@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "support.hpp"
+#include "sim/run_progress.hpp"
 #include "sim/sweep_progress.hpp"
 #include "sim/worker_pool.hpp"
 
@@ -80,4 +81,16 @@ TEST_CASE("progress: clock, ETA and bar", "[workers]") {
   SweepProgress p(plain, 2, false);
   p.point_done("point 0 ok", false);
   CHECK(plain.str().rfind("sweep: [1/2] point 0 ok  (elapsed 0:00, ETA ", 0) == 0);
+}
+
+TEST_CASE("progress: a long run's line and silence when not live", "[workers]") {
+  // Oracle: a quarter of 24 cells is 6; ETA = 4 s elapsed / 1000 done * 3000 left = 12 s.
+  CHECK(run_progress_line(1000, 4000, 0.0125, 4) ==
+        "[######..................] 1000/4000 tasks  simulated 12.500 ms  elapsed 0:04  ETA 0:12");
+  std::ostringstream out;
+  {
+    RunProgress quiet(out, false);  // not a terminal: nothing, however long the run
+    quiet.update(10, 20, 1.0);
+  }
+  CHECK(out.str().empty());
 }
