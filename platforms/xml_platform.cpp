@@ -20,6 +20,8 @@
 namespace cpsim {
 namespace {
 
+constexpr std::size_t kMaxXmlHosts = 32768;
+
 std::uint64_t pair_key(int a, int b) { return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b); }
 
 struct Position {
@@ -155,8 +157,11 @@ class Collector {
       return fail(at, "host.id", fmt::format("'{}' is not named n<node>g<gpu> (e.g. n0g3): cpsim reads which GPUs "
                                              "share a node from the names", *id));
     if (!declare_vertex(*id, "host", at)) return;
-    if (hosts.size() >= std::size_t(limits::kMaxGpus))
-      return fail(at, "host", fmt::format("more than {} GPUs", limits::kMaxGpus));
+    // SimGrid's Full zone holds a (hosts x hosts) table of 8-byte slots: 32,768 hosts already take 8 GiB.
+    if (vertex.size() > kMaxXmlHosts)
+      return fail(at, "host", fmt::format("more than {} hosts: SimGrid's Full zone would need {} GiB for its route "
+                                          "table; generate large clusters from a preset instead", kMaxXmlHosts,
+                                          kMaxXmlHosts * kMaxXmlHosts * 8 >> 30));
     hosts.push_back({{*id, std::stoi(m[1]), std::stoi(m[2])}, at});
   }
 
