@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
-#include <regex>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -28,9 +27,16 @@ namespace {
 
 // SimGrid's "Parse error at PATH:LINE: message" as cpsim's located one-line error, naming the file as cpsim does.
 InputError located_parse_error(const std::string& file, const std::string& what) {
-  static const std::regex at_re(R"(^Parse error at .*:(\d+): (.*)$)");
-  std::smatch m;
-  if (std::regex_match(what, m, at_re)) return InputError(fmt::format("{}:{}:1: xml: {}", file, m[1].str(), m[2].str()));
+  const std::string prefix = "Parse error at ";
+  if (what.rfind(prefix, 0) == 0) {  // the path may hold ':'; the line number is the last field before ": "
+    const std::size_t sep = what.find(": ", prefix.size());
+    const std::size_t colon = sep == std::string::npos ? sep : what.rfind(':', sep - 1);
+    if (colon != std::string::npos && colon > prefix.size()) {
+      const std::string line = what.substr(colon + 1, sep - colon - 1);
+      if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos)
+        return InputError(fmt::format("{}:{}:1: xml: {}", file, line, what.substr(sep + 2)));
+    }
+  }
   return InputError(fmt::format("{}:1:1: xml: {}", file, what));
 }
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <regex>
+#include <cctype>
 #include <set>
 
 #include "sim/input_limits.hpp"
@@ -23,6 +23,20 @@ namespace {
 constexpr std::size_t kMaxXmlHosts = 32768;
 
 std::uint64_t pair_key(int a, int b) { return (std::uint64_t(std::uint32_t(a)) << 32) | std::uint32_t(b); }
+
+// n<node>g<gpu>, numbers of 1 to 5 digits (kMaxGpus is 65,536): cpsim reads which GPUs share a node from the name.
+std::optional<GpuSlot> parse_gpu_name(const std::string& name) {
+  auto digits = [&](std::size_t from, std::size_t& to) {
+    to = from;
+    while (to < name.size() && std::isdigit(static_cast<unsigned char>(name[to]))) ++to;
+    return to > from && to - from <= 5;
+  };
+  std::size_t node_end = 0, gpu_end = 0;
+  if (name.empty() || name[0] != 'n' || !digits(1, node_end) || node_end >= name.size() || name[node_end] != 'g' ||
+      !digits(node_end + 1, gpu_end) || gpu_end != name.size())
+    return std::nullopt;
+  return GpuSlot{name, std::stoi(name.substr(1, node_end - 1)), std::stoi(name.substr(node_end + 1))};
+}
 
 struct Position {
   int line = 0, column = 0;
@@ -150,10 +164,8 @@ class Collector {
   void host(const std::map<std::string, std::string>& attrs, const Position& at) {
     auto id = required(attrs, "id", "host", at);
     if (!id) return;
-    // n<node>g<gpu>, numbers of at most 5 digits (kMaxGpus is 65,536), so that cpsim knows which GPUs share a node.
-    static const std::regex name_re(R"(n(\d{1,5})g(\d{1,5}))");
-    std::smatch m;
-    if (!std::regex_match(*id, m, name_re))
+    const auto slot = parse_gpu_name(*id);
+    if (!slot)
       return fail(at, "host.id", fmt::format("'{}' is not named n<node>g<gpu> (e.g. n0g3): cpsim reads which GPUs "
                                              "share a node from the names", *id));
     if (!declare_vertex(*id, "host", at)) return;
@@ -162,7 +174,7 @@ class Collector {
       return fail(at, "host", fmt::format("more than {} hosts: SimGrid's Full zone would need {} GiB for its route "
                                           "table; generate large clusters from a preset instead", kMaxXmlHosts,
                                           kMaxXmlHosts * kMaxXmlHosts * 8 >> 30));
-    hosts.push_back({{*id, std::stoi(m[1]), std::stoi(m[2])}, at});
+    hosts.push_back({*slot, at});
   }
 
   void router(const std::map<std::string, std::string>& attrs, const Position& at) {

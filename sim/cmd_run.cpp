@@ -62,6 +62,9 @@ void log_headline(const Scenario& s, const Metrics& m) {
                  format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
                  format_time(c.compute_slowdown_s));
   if (!s.parallel.tp_comm_overlap_off.empty()) spdlog::info("  tp_comm_overlap off: {}", s.parallel.tp_comm_overlap_off);
+  if (!m.memory.fits)
+    spdlog::warn("  does not fit: GPU {} {} (run.on_oom: error refuses such plans)", m.memory_peak_gpu,
+                 describe_overflow(m.memory));
 }
 
 // What `run` would refuse before simulating, for `validate`: the workload's size (run.max_tasks) and the platform as

@@ -79,6 +79,9 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     rm.memory = memory;
     m.ranks.push_back(rm);
   }
+  for (const auto& rm : m.ranks)  // the first GPU of the largest need
+    if (rm.memory.total_bytes() > m.ranks[m.memory_peak_gpu].memory.total_bytes()) m.memory_peak_gpu = rm.gpu;
+  m.memory = memory_verdict(m.ranks[m.memory_peak_gpu].memory, s.platform.gpu.hbm_bytes);
 
   const std::size_t n_layers = g.layers().size();
   std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));

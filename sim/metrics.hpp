@@ -69,6 +69,8 @@ struct Metrics {
   std::vector<VolumeRow> volumes;
   std::vector<KindBreakdown> by_kind;
   std::array<double, kTrafficClasses> total_bytes{};
+  MemoryVerdict memory;   // of the GPU that needs most, against the GPU's HBM
+  int memory_peak_gpu = 0;
 };
 
 Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r);

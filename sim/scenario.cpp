@@ -8,6 +8,7 @@
 #include "sim/sweep_spec.hpp"
 #include "sim/yaml_reader.hpp"
 #include "workloads/attention_lowering.hpp"
+#include "workloads/memory.hpp"
 
 namespace cpsim {
 namespace fs = std::filesystem;
@@ -138,6 +139,7 @@ RunSpec read_run(MapReader& r) {
   // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
   run.dtypes = read_op_dtypes(r, run.dtype);
+  run.oom_is_error = r.choice_or("on_oom", {"warn", "error"}, "warn") == "error";
   r.finish();
   return run;
 }
@@ -434,6 +436,14 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   top.finish();
   check_plan(s, top);
   check_attention_plan(s.model, s.run, s.parallel, s.cp, top, model_source);
+  if (s.run.oom_is_error) {  // refused before anything is built: the memory model is closed-form
+    const MemoryVerdict v = memory_verdict(prefill_memory({s.model, s.run, s.parallel, s.cp, s.platform.gpu}),
+                                           s.platform.gpu.hbm_bytes);
+    if (!v.fits) {
+      MapReader run = top.map("run");
+      run.fail("on_oom", "a GPU " + describe_overflow(v) + ": it does not fit");
+    }
+  }
   return s;
 }
 

@@ -166,6 +166,12 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                        {"optimizer_states", bytes(r.memory.optimizer_states_bytes)},
                        {"total", bytes(r.memory.total_bytes())}}}});
   j["ranks"] = ranks;
+  j["memory"] = {{"hbm_capacity_bytes", bytes(m.memory.capacity_bytes)},
+                 {"peak_bytes", bytes(m.memory.need_bytes)},
+                 {"peak_gpu", m.memory_peak_gpu},
+                 {"fits", m.memory.fits},
+                 {"overflow_bytes", bytes(m.memory.overflow_bytes)},
+                 {"largest_term", m.memory.largest_term}};
 
   json volumes = json::array();
   for (const auto& v : m.volumes) {

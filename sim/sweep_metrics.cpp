@@ -52,6 +52,8 @@ const std::vector<std::string>& fixed_metric_columns() {
                                   "exposed_comm_max_s"};
     for (const char* cls : kClasses) c.push_back(std::string(cls) + "_bytes_total");
     c.push_back("memory_max_bytes");
+    c.push_back("fits");
+    c.push_back("memory_overflow_bytes");
     return c;
   }();
   return columns;
@@ -99,6 +101,8 @@ nlohmann::ordered_json point_metrics(const json& s) {
   for (const char* cls : kClasses)
     put((std::string(cls) + "_bytes_total").c_str(), find_path(s, {"bytes_total", cls}));
   if (const auto mem = fold(s, "ranks", {"memory_bytes", "total"}, max)) m["memory_max_bytes"] = std::llround(*mem);
+  put("fits", find_path(s, {"memory", "fits"}));
+  put("memory_overflow_bytes", find_path(s, {"memory", "overflow_bytes"}));
 
   // Contention (sim/contention.hpp), summed over the GPUs: when it is non-zero the row says where the time went.
   for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "flow_slowdown_s", "compute_slowdown_s"})

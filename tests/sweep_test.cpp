@@ -151,7 +151,8 @@ TEST_CASE("sweep: the CSV has one row per point, axes first, failures with their
   CHECK(lines[0].rfind("index,parallel.cp,run.seq_len,status,error,cp,tp,seq_len,makespan_s,", 0) == 0);
   // Per-kind columns come after the fixed ones, present because some point has them.
   CHECK(lines[0].size() > 50);
-  CHECK(lines[0].substr(lines[0].size() - 42) == ",memory_max_bytes,cp_bytes_per_layer.dense");
+  const std::string tail = ",memory_max_bytes,fits,memory_overflow_bytes,cp_bytes_per_layer.dense";
+  CHECK(lines[0].substr(lines[0].size() - tail.size()) == tail);
   const std::size_t after_makespan = fixed_metric_columns().size() - 4;  // cp, tp, seq_len, makespan_s first
   // Point 0: cp 2, 32K; makespan 0.1 (shortest round-trip form); per-kind bytes 1000 * 0.
   CHECK(lines[1] == "0,2,32K,ok,,,,,0.1" + std::string(after_makespan, ',') + ",0");
@@ -222,6 +223,7 @@ TEST_CASE("sweep: headline metrics are read from summary.json", "[sweep]") {
     "ranks": [
       {"gpu": 0, "compute_busy_s": 3.5, "exposed_comm_s": 0.25, "memory_bytes": {"total": 700}},
       {"gpu": 1, "compute_busy_s": 3.0, "exposed_comm_s": 0.5, "memory_bytes": {"total": 900}}],
+    "memory": {"fits": false, "overflow_bytes": 100},
     "volumes": [
       {"layer_kind": "swa", "cp_algorithm": "ring", "simulated_max_rank_received_bytes_per_layer": 7, "match": true},
       {"layer_kind": "dense", "cp_algorithm": "ring", "simulated_max_rank_received_bytes_per_layer": 9, "match": false}],
@@ -241,6 +243,8 @@ TEST_CASE("sweep: headline metrics are read from summary.json", "[sweep]") {
   CHECK(m["cp_bytes_total"] == 100);
   CHECK(m["tp_bytes_total"] == 20);
   CHECK(m["memory_max_bytes"] == 900);     // GPU 1
+  CHECK(m["fits"] == false);               // summary.memory, as given
+  CHECK(m["memory_overflow_bytes"] == 100);
   CHECK(m["cp_bytes_per_layer.swa"] == 7);
   CHECK(m["cp_bytes_per_layer.dense"] == 9);
   CHECK(m["formula_match.dense"] == false);

@@ -1,5 +1,9 @@
 #include "workloads/memory.hpp"
 
+#include <fmt/format.h>
+
+#include "sim/units.hpp"
+
 namespace cpsim {
 namespace {
 
@@ -66,6 +70,28 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     m.optimizer_states_bytes = params * 12;
   }
   return m;
+}
+
+MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes) {
+  MemoryVerdict v;
+  v.capacity_bytes = capacity_bytes;
+  v.need_bytes = m.total_bytes();
+  v.fits = v.need_bytes <= capacity_bytes;
+  v.overflow_bytes = v.fits ? 0 : v.need_bytes - capacity_bytes;
+  const std::pair<const char*, double> terms[] = {{"weights", m.weights_bytes},
+                                                  {"kv_cache", m.kv_cache_bytes},
+                                                  {"activations", m.activations_bytes},
+                                                  {"gradients", m.gradients_bytes},
+                                                  {"optimizer_states", m.optimizer_states_bytes}};
+  for (const auto& [name, bytes] : terms)  // the first of equals, in this order
+    if (bytes > v.largest_term_bytes) v.largest_term = name, v.largest_term_bytes = bytes;
+  return v;
+}
+
+std::string describe_overflow(const MemoryVerdict& v) {
+  return fmt::format("needs {} of {} HBM (over by {}; largest term: {} {})", format_bytes(v.need_bytes),
+                     format_bytes(v.capacity_bytes), format_bytes(v.overflow_bytes), v.largest_term,
+                     format_bytes(v.largest_term_bytes));
 }
 
 }  // namespace cpsim

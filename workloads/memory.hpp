@@ -9,6 +9,8 @@
 // Training keeps every layer's activations and adds gradients (= weights) and Adam states (12 bytes per parameter,
 // not sharded: no distributed optimizer).
 #pragma once
+#include <string>
+
 #include "workloads/prefill.hpp"
 
 namespace cpsim {
@@ -33,5 +35,18 @@ struct LayerWeightBytes {
 LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer);
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in);
+
+// Whether a GPU's memory fits its HBM: the total against the capacity, the overflow, and the largest term (what to
+// shrink first: more CP for KV and activations, more TP/EP or FP8 for weights, ZeRO for optimizer states).
+struct MemoryVerdict {
+  double capacity_bytes = 0, need_bytes = 0;
+  bool fits = true;
+  double overflow_bytes = 0;            // need - capacity when it does not fit, else 0
+  std::string largest_term;             // "weights", "kv_cache", "activations", "gradients", "optimizer_states"
+  double largest_term_bytes = 0;
+};
+MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes);
+// "needs 700.00 GiB of 80.00 GiB HBM (over by 620.00 GiB; largest term: kv_cache 650.00 GiB)"
+std::string describe_overflow(const MemoryVerdict& v);
 
 }  // namespace cpsim

@@ -89,6 +89,8 @@ struct RunSpec {
   // Tasks the workload may have (run.max_tasks, `--max-tasks`): ~320 bytes each at the simulation's peak
   // (kPeakBytesPerTask), so the default is ~16 GB.
   std::uint64_t max_tasks = 50000000;
+  // run.on_oom: what a GPU whose memory exceeds its HBM does: warn (simulate, flag `fits: false`) or error (refuse).
+  bool oom_is_error = false;
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
