@@ -140,6 +140,10 @@ RunSpec read_run(MapReader& r) {
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
   run.dtypes = read_op_dtypes(r, run.dtype);
   run.oom_is_error = r.choice_or("on_oom", {"warn", "error"}, "warn") == "error";
+  if (r.has("recompute") && run.phase != "train")
+    r.fail("recompute", "activation recomputation applies to training (run.phase: train)");
+  const std::string recompute = r.choice_or("recompute", {"none", "selective", "full"}, "none");
+  run.recompute = recompute == "full" ? Recompute::FULL : recompute == "selective" ? Recompute::SELECTIVE : Recompute::NONE;
   r.finish();
   return run;
 }
@@ -181,6 +185,8 @@ ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
     p.ep_capacity_factor = r.number("ep_capacity_factor");
     if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
   }
+  p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
+  if (p.zero > 0 && phase != "train") r.fail("zero", "ZeRO shards training state (run.phase: train)");
   p.sequence_parallel = r.flag_or("sequence_parallel", false);
   p.tp_comm_overlap = r.flag_or("tp_comm_overlap", false);
   if (p.tp_comm_overlap && !p.sequence_parallel)

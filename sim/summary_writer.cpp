@@ -80,9 +80,13 @@ json resolved_scenario_json(const Scenario& s) {
             {"micro_batches", s.run.micro_batches},
             {"cached_tokens", s.run.cached_tokens},
             {"batch", s.run.batch},
-            {"dtype", dtype_name(s.run.dtype)}}},
+            {"dtype", dtype_name(s.run.dtype)},
+            {"recompute", s.run.recompute == Recompute::FULL        ? "full"
+                          : s.run.recompute == Recompute::SELECTIVE ? "selective"
+                                                                    : "none"},
+            {"on_oom", s.run.oom_is_error ? "error" : "warn"}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
-                        {"ep", s.parallel.ep}, {"order", s.parallel.order},
+                        {"ep", s.parallel.ep}, {"zero", s.parallel.zero}, {"order", s.parallel.order},
                         {"sequence_parallel", s.parallel.sequence_parallel}, {"tp_comm_overlap", s.parallel.tp_comm_overlap},
                         {"tp_comm_overlap_off", s.parallel.tp_comm_overlap_off}, {"grad_sync", s.parallel.grad_sync},
                         {"ep_routing", ep_routing_json(s.parallel)}}},

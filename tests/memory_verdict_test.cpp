@@ -35,3 +35,53 @@ TEST_CASE("memory verdict: run.on_oom error refuses a plan that does not fit, lo
   const Scenario warned = test::scenario_from(test::kSmallScenario, {"run.seq_len=8M"});
   CHECK_FALSE(memory_verdict(prefill_memory(test::inputs_of(warned)), warned.platform.gpu.hbm_bytes).fits);
 }
+
+TEST_CASE("memory verdict: Llama-3-70B training at 256K on 32 H100s fits with full recomputation and ZeRO-1",
+          "[memory][train]") {
+  // scenarios/train-70b-256k-memory.yaml: CP4 x TP8, sequence parallelism, bf16. Hand derivation per GPU:
+  //   params per layer / tp = (8192 x (8192 + 2 x 1024) + 8192 x 8192 + 3 x 8192 x 28672) / 8 = 106,954,752
+  //   params = 80 x 106,954,752 + 2 x 128,256 x 8192 / 8 (embeddings) = 8,819,048,448
+  //   weights = gradients = 2 B x params = 17,638,096,896
+  //   optimizer states, ZeRO-1 over dp x cp = 4: 12 B x params / 4 = 26,457,145,344
+  //   tokens per rank t = 262,144 / 4 = 65,536; residual with SP d / tp = 1024; q_w = 1024, d_kv_gpu = 128,
+  //   ffn / tp = 3584. Full recomputation keeps t x 2 B x 1024 per layer (80 layers: 10,737,418,240) plus one
+  //   layer's working set t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 4 x 128 + 1024 + 2 x 3584) = 1,577,058,304.
+  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,737,418,240 + 1,577,058,304 = 74,047,815,680 <= 80 GB.
+  const auto load = [](std::vector<std::string> sets) {
+    return test::scenario_from(R"(
+name: t
+platform: {preset: hgx-h100, nodes: 4}
+model: models/llama3-70b.yaml
+run: {phase: train, seq_len: 256K}
+parallel: {cp: 4, tp: 8, sequence_parallel: true}
+)", sets);
+  };
+  const Scenario tuned = load({"run.recompute=full", "parallel.zero=1"});
+  const MemoryBreakdown m = prefill_memory(test::inputs_of(tuned));
+  CHECK(m.weights_bytes == 17638096896.0);
+  CHECK(m.gradients_bytes == 17638096896.0);
+  CHECK(m.optimizer_states_bytes == 26457145344.0);
+  CHECK(m.activations_bytes == 10737418240.0 + 1577058304.0);
+  CHECK(m.total_bytes() == 74047815680.0);
+  CHECK(memory_verdict(m, tuned.platform.gpu.hbm_bytes).fits);
+  // As written (no recomputation, no ZeRO): 80 working sets, 12 B x params of Adam states; activations largest.
+  const MemoryVerdict plain = memory_verdict(prefill_memory(test::inputs_of(load({}))), 80e9);
+  CHECK_FALSE(plain.fits);
+  CHECK(plain.need_bytes == 2 * 17638096896.0 + 12 * 8819048448.0 + 80 * 1577058304.0);
+  CHECK(plain.largest_term == "activations");
+  // ZeRO-2 also shards gradients, ZeRO-3 weights (plus the largest layer, gathered: 2 B x 106,954,752).
+  const MemoryBreakdown z3 = prefill_memory(test::inputs_of(load({"parallel.zero=3"})));
+  CHECK(z3.gradients_bytes == 17638096896.0 / 4);
+  CHECK(z3.weights_bytes == 17638096896.0 / 4 + 2 * 106954752.0);
+  // Selective keeps 2 x 1024 + 1024 + 2 x 128 + 1024 = 4352 per token and layer, plus one layer's ring buffers
+  // (4 x 128) and FFN intermediates (2 x 3584).
+  const MemoryBreakdown sel = prefill_memory(test::inputs_of(load({"run.recompute=selective"})));
+  CHECK(sel.activations_bytes == 65536.0 * 2 * (4352.0 * 80 + 512 + 7168));
+}
+
+TEST_CASE("memory verdict: recomputation and ZeRO are training settings", "[memory]") {
+  CHECK_THROWS_WITH(test::scenario_from(test::kSmallScenario, {"run.recompute=full"}),
+                    "--set:1:1: run.recompute: activation recomputation applies to training (run.phase: train)");
+  CHECK_THROWS_WITH(test::scenario_from(test::kSmallScenario, {"parallel.zero=1"}),
+                    "--set:1:1: parallel.zero: ZeRO shards training state (run.phase: train)");
+}

@@ -1,5 +1,6 @@
 #include "workloads/memory.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "sim/units.hpp"
@@ -60,14 +61,30 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   }
   for (int l = 0; l < in.model.layers; ++l) m.weights_bytes += layer_weight_bytes(in, l).total;
   for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
-  m.activations_bytes =
-      t * s * (2 * d + sh.q_width() + 2 * sh.kv_width() + 2 * 2 * sh.kv_width() + sh.q_width() + 2 * ffn);
-  // Training keeps every layer's activations for the backward pass (no recomputation).
+  // One layer's working set. Sequence parallelism shards the residual stream and the normed input over tp.
+  const double residual = (in.parallel.sequence_parallel ? d / in.parallel.tp : d);
+  const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
+  const double kept = 2 * residual + sh.q_width() + 2 * sh.kv_width() + sh.q_width();
+  m.activations_bytes = t * s * (kept + ring_buffers + ffn_intermediates);
   if (in.run.phase == "train") {
-    m.activations_bytes *= in.model.layers;
+    const double working = m.activations_bytes, layers = in.model.layers;
+    switch (in.run.recompute) {  // what the forward keeps for the backward (workloads/model.hpp, Recompute)
+      case Recompute::NONE: m.activations_bytes = working * layers; break;
+      case Recompute::SELECTIVE: m.activations_bytes = t * s * kept * layers + t * s * (ring_buffers + ffn_intermediates); break;
+      case Recompute::FULL: m.activations_bytes = t * s * residual * layers + working; break;
+    }
     m.kv_cache_bytes = 0;  // no cache kept across steps: a layer's K and V are among its saved activations
     m.gradients_bytes = m.weights_bytes;
     m.optimizer_states_bytes = params * 12;
+    // ZeRO over the dp x cp ranks holding the same weights; stage 3 gathers one layer's weights at a time.
+    const double shards = double(in.parallel.dp) * in.parallel.cp;
+    if (in.parallel.zero >= 1) m.optimizer_states_bytes /= shards;
+    if (in.parallel.zero >= 2) m.gradients_bytes /= shards;
+    if (in.parallel.zero >= 3) {
+      double largest_layer = 0;
+      for (int l = 0; l < in.model.layers; ++l) largest_layer = std::max(largest_layer, layer_weight_bytes(in, l).total);
+      m.weights_bytes = m.weights_bytes / shards + largest_layer;
+    }
   }
   return m;
 }

@@ -5,9 +5,13 @@
 //   activations = tokens * s * (2*d_model + q_w + 2*d_kv_gpu          (residual + normed input, Q/K/V)
 //                               + 2 * 2*d_kv_gpu                      (two ring receive buffers: double buffering)
 //                               + q_w + 2*ffn/tp)                     (attention output, FFN gate+up)
-// with tokens = B*S/cp, q_w = n_heads/tp * d_head, d_kv_gpu = max(1, n_kv/tp) * d_head: the live buffers of one layer.
-// Training keeps every layer's activations and adds gradients (= weights) and Adam states (12 bytes per parameter,
-// not sharded: no distributed optimizer).
+// with tokens = B*S/cp, q_w = n_heads/tp * d_head, d_kv_gpu = max(1, n_kv/tp) * d_head: the live buffers of one layer
+// (sequence parallelism divides the residual and normed input, 2*d_model, by tp).
+// Training keeps activations per run.recompute (workloads/model.hpp): none = every layer's working set; selective =
+// per layer (2*d_model + 2*q_w + 2*d_kv_gpu), plus one layer's ring buffers and FFN intermediates; full = per layer
+// its input d_model (/tp with SP), plus one layer's working set. It adds gradients (= weights) and Adam states (12
+// bytes per parameter), divided over the dp x cp ranks by parallel.zero (1: states, 2: + gradients, 3: + weights,
+// plus the largest layer gathered).
 #pragma once
 #include <string>
 

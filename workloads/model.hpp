@@ -76,6 +76,15 @@ struct OpDtypes {
         activations = Dtype::BF16;
 };
 
+// run.recompute (training): which activations the forward pass keeps for the backward pass.
+//   none      every layer's working set (below)
+//   selective Megatron-Core's selective recomputation of core attention and the MLP: each layer keeps its input,
+//             normed input, Q/K/V and attention output; the ring's receive buffers and the FFN's gate/up
+//             intermediates are recomputed, so one layer's worth of them is live at a time
+//   full      each layer keeps its input only (activation checkpointing) and one layer's working set is live while
+//             it is recomputed
+enum class Recompute { NONE, SELECTIVE, FULL };
+
 struct RunSpec {
   std::string phase = "prefill";  // prefill | decode
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
@@ -91,6 +100,7 @@ struct RunSpec {
   std::uint64_t max_tasks = 50000000;
   // run.on_oom: what a GPU whose memory exceeds its HBM does: warn (simulate, flag `fits: false`) or error (refuse).
   bool oom_is_error = false;
+  Recompute recompute = Recompute::NONE;
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
@@ -108,6 +118,9 @@ struct ParallelSpec {
   int ep = 1;  // expert parallelism for MoE layers: 1, tp (experts over the TP group) or tp * cp (over all GPUs)
   double ep_hot_share = 0;        // share of each GPU's routed tokens sent to EP rank 0's experts; 0 = uniform
   double ep_capacity_factor = 0;  // cap on an EP rank's routed load, times the uniform load; 0 = no cap
+  // parallel.zero (training): ZeRO stage of the distributed optimizer, sharded over the dp x cp ranks that hold the
+  // same weights (Megatron's distributed optimizer): 1 shards optimizer states, 2 also gradients, 3 also weights.
+  int zero = 0;
   bool sequence_parallel = false;  // TP all-gather + reduce-scatter around each half instead of all-reduces
   // Training: gradient all-reduce over the DP x CP group (ranks holding the same weights), per layer as soon as
   // its backward is done (overlap), once after the backward (end), or not simulated (none).
