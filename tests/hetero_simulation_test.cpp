@@ -25,7 +25,7 @@ model:
   ffn_dim: 8192
   vocab: 32000
   sliding_window: 4096
-)") + (mla ? "  mla: {d_c: 512}\n" : "") + "  attention: {pattern: " + pattern + "}\n" + R"(
+)") + (mla ? "  mla: {d_c: 512, rope_dim: 64}\n" : "") + "  attention: {pattern: " + pattern + "}\n" + R"(
 run: {phase: prefill, seq_len: 128K, batch: 1, dtype: bf16}
 parallel: {cp: 4, tp: 1}
 cp: )" + cp_block + "\n";
@@ -62,14 +62,17 @@ TEST_CASE("simulated: csa allgather of the C4-compressed latent", "[hetero][sim]
 TEST_CASE("simulated: dsa allgather of KV latent and hidden states; every rank keeps the full KV", "[hetero][sim]") {
   const test::Run r = test::simulate(test::scenario_from(scenario_with("[dsa]", "{dsa: {algorithm: allgather}}")));
   check_volume_matches(r, 0.75 * 131072 * (2048 + 4096 * 2));  // (3/4) * S * (c_kv + d_model * s)
-  // Memory: the full S = 128K tokens of latent (2 KiB each) on every rank, 4x the local share.
-  CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 131072.0 * 2048);
+  // Memory: the full S = 128K tokens on every rank, 4x the local share; MLA caches d_c + rope_dim = 512 + 64 values
+  // of 2 B per token (1152 B), the seed's c_kv = 2 * d_c (2 KiB) in the formula column.
+  CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 131072.0 * 1152);
+  CHECK(r.metrics.ranks[0].memory.kv_cache_seed_bytes == 131072.0 * 2048);
 }
 
 TEST_CASE("simulated: dsa select-then-gather: top-k merge plus the remote share of k", "[hetero][sim]") {
   const test::Run r = test::simulate(test::scenario_from(scenario_with("[dsa]", "{dsa: {algorithm: select-gather}}")));
   check_volume_matches(r, 3 * 2048 * 8 + 1536 * 2048.0);  // (N-1)*k*8 + (3/4)k * c_kv
-  CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 32768.0 * 2048);  // local share only
+  CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 32768.0 * 1152);  // local share only: 1/N of allgather's
+  CHECK(r.metrics.ranks[0].memory.kv_cache_seed_bytes == 32768.0 * 2048);
 }
 
 TEST_CASE("simulated: moba centroid allgather and block gather", "[hetero][sim]") {

@@ -10,10 +10,15 @@ namespace {
 
 // KV cache one GPU keeps for one layer of `kind` (docs/heterogeneous-attention.md, "Memory"): its own tokens' K
 // and V, compressed entries for CSA/HCA, the whole sequence for DSA's AllGather-CP (every rank writes the full KV
-// back: N x), and a [B, H, d, d] state instead of KV for linear layers. Per token: 2 * d_c * s with MLA.
-double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const std::string& kind) {
+// back: N x), and a [B, H, d, d] state instead of KV for linear layers. Per token: 2 * d_kv_gpu * s; with MLA the
+// cache holds the latent and the decoupled RoPE key, (d_c + rope_dim) * s, or the seed's c_kv = 2 * d_c * s when
+// `seed_layout` (the formula column).
+double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const std::string& kind,
+                            bool seed_layout = false) {
   const double s = sh.kv_bytes, local = sh.tokens, all = local * in.parallel.cp;  // run.dtypes.kv_cache
-  const double per_token = 2 * (in.model.mla.d_c > 0 ? in.model.mla.d_c : sh.kv_width()) * s;
+  const MlaSpec& mla = in.model.mla;
+  const double per_token = mla.d_c > 0 ? (seed_layout ? 2.0 * mla.d_c : double(mla.d_c) + mla.rope_dim) * s
+                                       : 2.0 * sh.kv_width() * s;
   const AttentionSpec& a = in.model.attention;
   double bytes = 0;
   for (const auto& part : split_layer_kind(kind)) {
@@ -60,7 +65,10 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
                         : 3.0 * md.d_model * md.ffn_dim / in.parallel.tp;
   }
   for (int l = 0; l < in.model.layers; ++l) m.weights_bytes += layer_weight_bytes(in, l).total;
-  for (int l = 0; l < in.model.layers; ++l) m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
+  for (int l = 0; l < in.model.layers; ++l) {
+    m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
+    m.kv_cache_seed_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
+  }
   // One layer's working set. Sequence parallelism shards the residual stream and the normed input over tp.
   const double residual = (in.parallel.sequence_parallel ? d / in.parallel.tp : d);
   const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
@@ -73,7 +81,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
       case Recompute::SELECTIVE: m.activations_bytes = t * s * kept * layers + t * s * (ring_buffers + ffn_intermediates); break;
       case Recompute::FULL: m.activations_bytes = t * s * residual * layers + working; break;
     }
-    m.kv_cache_bytes = 0;  // no cache kept across steps: a layer's K and V are among its saved activations
+    m.kv_cache_bytes = m.kv_cache_seed_bytes = 0;  // no cache across steps: K and V are among the activations
     m.gradients_bytes = m.weights_bytes;
     m.optimizer_states_bytes = params * 12;
     // ZeRO over the dp x cp ranks holding the same weights; stage 3 gathers one layer's weights at a time.

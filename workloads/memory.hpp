@@ -22,6 +22,7 @@ namespace cpsim {
 struct MemoryBreakdown {
   double weights_bytes = 0;
   double kv_cache_bytes = 0;
+  double kv_cache_seed_bytes = 0;     // the same cache in the seed's c_kv layout (2 * d_c per token with MLA); not summed
   double activations_bytes = 0;
   double gradients_bytes = 0;         // training: one gradient per weight, in the run's dtype
   double optimizer_states_bytes = 0;  // training: Adam's fp32 master weights, m and v: 12 bytes per parameter
