@@ -1,5 +1,6 @@
 #include "sim/cmd_run_auto.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -68,22 +69,34 @@ AutoChoice resolve_auto_algorithm(Scenario& s) {
   const double T = double(s.run.seq_len), P = double(s.run.cached_tokens);
   c.miss_rate = T / (T + P);
   c.threshold = s.cp.dense.auto_miss_rate_threshold;
-  c.chosen = c.miss_rate < c.threshold ? "pass-q" : "ring";
-  c.reason = fmt::format("KV miss rate T/(T+cached) = {}/({}+{}) = {:.4f} is {} the threshold {}: {}", T, T, P,
-                         c.miss_rate, c.miss_rate < c.threshold ? "below" : "at or above", c.threshold,
-                         c.chosen == "pass-q" ? "pass Q (the new queries are smaller than the KV)"
-                                              : "pass KV (ring attention)");
+  c.rule = s.cp.dense.auto_by_miss_rate ? "miss-rate" : "simulated";
+  c.rule_choice = c.miss_rate < c.threshold ? "pass-q" : "ring";
   for (const char* candidate : {"ring", "pass-q"}) c.candidate_makespan_s[candidate] = simulate_in_child(s, candidate);
+  const double ring = c.candidate_makespan_s["ring"], pass_q = c.candidate_makespan_s["pass-q"];
+  const std::string faster = ring <= pass_q ? "ring" : "pass-q";
+  const std::string rule_text = fmt::format(
+      "KV miss rate T/(T+cached) = {}/({}+{}) = {:.4f} is {} the threshold {}: {}", T, T, P, c.miss_rate,
+      c.miss_rate < c.threshold ? "below" : "at or above", c.threshold,
+      c.rule_choice == "pass-q" ? "pass Q (the new queries are smaller than the KV)" : "pass KV (ring attention)");
+  if (s.cp.dense.auto_by_miss_rate) {
+    c.chosen = c.rule_choice;
+    c.reason = rule_text;
+  } else {
+    c.chosen = faster;
+    c.reason = fmt::format("simulated faster: {} ({:.6g} s against {:.6g} s); the miss-rate rule: {}", faster,
+                           std::min(ring, pass_q), std::max(ring, pass_q), rule_text);
+  }
   s.cp.dense.algorithm = c.chosen;
-  spdlog::info("auto: {} (ring {:.6g} s, pass-q {:.6g} s simulated)", c.reason, c.candidate_makespan_s["ring"],
-               c.candidate_makespan_s["pass-q"]);
+  spdlog::info("auto: {} (ring {:.6g} s, pass-q {:.6g} s simulated)", c.reason, ring, pass_q);
   return c;
 }
 
 nlohmann::ordered_json auto_choice_json(const AutoChoice& c) {
   const double ring = c.candidate_makespan_s.at("ring"), pass_q = c.candidate_makespan_s.at("pass-q");
-  return {{"miss_rate", c.miss_rate},
+  return {{"rule", c.rule},
+          {"miss_rate", c.miss_rate},
           {"threshold", c.threshold},
+          {"miss_rate_rule_choice", c.rule_choice},
           {"chosen", c.chosen},
           {"reason", c.reason},
           {"candidates_makespan_s", {{"ring", ring}, {"pass-q", pass_q}}},

@@ -2,7 +2,8 @@
 // by the KV miss rate, crossover ~5%"): for a prefill of T new tokens over a persistent cache of P tokens the miss
 // rate is T / (T + P); below cp.dense.auto_miss_rate_threshold the Q blocks are the cheaper thing to move (pass-Q),
 // above it the KV (pass-KV, ring). Both candidates are simulated, each in a child process (SimGrid allows one
-// engine per process), so the summary shows the rule's choice next to both simulated times.
+// engine per process). `cp.dense.auto_rule: simulated` (default) runs the faster one; `miss-rate` runs the rule's
+// choice even when the simulation disagrees. The summary shows both, with the rule's choice beside the chosen one.
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@ namespace cpsim {
 
 struct AutoChoice {
   double miss_rate = 0, threshold = 0;
+  std::string rule;         // "simulated" (the faster candidate) or "miss-rate" (Meta's closed-form rule)
+  std::string rule_choice;  // what the miss-rate rule picks
   std::string chosen, reason;
   std::map<std::string, double> candidate_makespan_s;  // "ring", "pass-q"
 };

@@ -232,6 +232,7 @@ CpPlan read_cp(MapReader& r) {
     plan.dense.auto_miss_rate_threshold = d.number_or("auto_miss_rate_threshold", 0.05);
     if (plan.dense.auto_miss_rate_threshold < 0 || plan.dense.auto_miss_rate_threshold > 1)
       d.fail("auto_miss_rate_threshold", "must be between 0 and 1");
+    plan.dense.auto_by_miss_rate = d.choice_or("auto_rule", {"simulated", "miss-rate"}, "simulated") == "miss-rate";
     plan.dense.algorithm = d.choice_or("algorithm", dense_algorithms, "ring");
     plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
     const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");

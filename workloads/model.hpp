@@ -145,6 +145,9 @@ struct DenseCpPlan {
   Partition partition = Partition::ZIGZAG;
   int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
   double auto_miss_rate_threshold = 0.05;  // auto: pass-Q below this KV miss rate T / (T + cached), else pass-KV
+  // auto: how the candidate is chosen. false (`auto_rule: simulated`, the default): the one cpsim simulates faster;
+  // true (`auto_rule: miss-rate`): Meta's closed-form rule on the threshold above, whatever the simulation says.
+  bool auto_by_miss_rate = false;
 };
 
 // Where MoBA's selected blocks live (heterogeneous-attention-cp.md, "负载均衡盲点"): spread evenly over the ranks,
