@@ -111,6 +111,7 @@ int sweep_command(const SweepArgs& args) {
     const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::vector<SweepAxis> cli;
     for (const auto& a : args.axes) cli.push_back(parse_axis_arg(a));
+    for (const auto& z : args.zips) cli.push_back(parse_axis_arg(z, true));
     auto [name, block] = read_sweep_scenario(args.scenario.file);
 
     SweepRecord record;

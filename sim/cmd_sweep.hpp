@@ -13,6 +13,7 @@ struct SweepArgs {
   std::string output_dir;         // default out/<scenario name>
   int jobs = 0;                   // worker processes at a time; 0 = one per hardware thread
   std::vector<std::string> axes;  // --axis key=v1,v2,...
+  std::vector<std::string> zips;  // --zip key=v1,v2,...: these move together
   std::string shard;              // --shard I/N
   bool traces = false;            // keep each point's trace.json
 };

@@ -3,7 +3,7 @@
 //   cpsim validate SCENARIO [--set ...]                     check a scenario without running it
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
 //   cpsim plan SCENARIO                                      print the rank-to-GPU placement and each group's links
-//   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--shard I/N] [--traces]   run a parameter sweep
+//   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--zip k=v1,v2]... [--shard I/N] [--traces]
 //   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
 //   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
 //   cpsim volumes [--preset seed|mistral-swa] [--json] [--seq-len 1M] ...   CP bytes of every attention mode
@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   sweep->add_option("-o,--output", sweep_args.output_dir, "output folder (default: out/<scenario name>)");
   sweep->add_option("-j,--jobs", sweep_args.jobs, "worker processes at a time (default: one per hardware thread)")
       ->check(CLI::Range(1, 4096));
+  sweep->add_option("--zip", sweep_args.zips,
+                    "keys that move together: --zip parallel.cp=1,2,4 --zip platform.nodes=1,1,2 (repeatable)");
   sweep->add_option("--axis", sweep_args.axes, "sweep a key: --axis parallel.cp=1,2,4,8 (repeatable)")
       ->allow_extra_args(false);
   sweep->add_option("--shard", sweep_args.shard, "run only the points with index % N == I: --shard I/N");

@@ -21,7 +21,11 @@ std::string cell(const ojson& v) {
 
 ojson axes_json(const std::vector<SweepAxis>& axes) {
   ojson a = ojson::array();
-  for (const auto& axis : axes) a.push_back({{"key", axis.key}, {"values", axis.values}});
+  for (const auto& axis : axes) {
+    ojson entry = {{"key", axis.key}, {"values", axis.values}};
+    if (axis.zipped) entry["zip"] = true;  // absent otherwise: older sweep.json files read the same
+    a.push_back(entry);
+  }
   return a;
 }
 
@@ -93,7 +97,8 @@ SweepRecord sweep_from_json(const ojson& j, const std::string& where) {
     r.overrides = j.at("set").get<std::vector<std::string>>();
     r.traces = j.at("traces").get<bool>();
     for (const auto& a : j.at("axes"))
-      r.axes.push_back({a.at("key").get<std::string>(), a.at("values").get<std::vector<std::string>>()});
+      r.axes.push_back({a.at("key").get<std::string>(), a.at("values").get<std::vector<std::string>>(), "--axis:1:1",
+                        a.contains("zip") && a.at("zip").get<bool>()});
     if (j.contains("shard"))
       r.shard = Shard{j["shard"].at("index").get<std::size_t>(), j["shard"].at("count").get<std::size_t>()};
     const std::size_t total = point_count(r.axes);

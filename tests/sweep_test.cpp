@@ -60,6 +60,39 @@ TEST_CASE("sweep: points are the row-major product of the axes", "[sweep]") {
   CHECK(point_count({}) == 1);  // no axes: the scenario itself is the one point
 }
 
+TEST_CASE("sweep: zipped axes move together as one dimension", "[sweep][zip]") {
+  // cp and nodes zipped (3 positions), seq_len its own dimension (2): 3 x 2 = 6 points; the zip sits where its
+  // first axis is, so index = i_zip * 2 + i_seq.
+  const std::vector<SweepAxis> axes = {{"parallel.cp", {"8", "16", "32"}, "", true},
+                                       {"run.seq_len", {"32K", "64K"}},
+                                       {"platform.nodes", {"1", "2", "4"}, "", true}};
+  CHECK(point_count(axes) == 6);
+  CHECK(point_values(axes, 0) == std::vector<std::string>{"8", "32K", "1"});
+  CHECK(point_values(axes, 1) == std::vector<std::string>{"8", "64K", "1"});
+  CHECK(point_values(axes, 4) == std::vector<std::string>{"32", "32K", "4"});
+  // The sweep block's `zip:` mapping; zipped values may repeat (nodes 1, 1, 2), positions are the points.
+  const auto block = axes_of("sweep:\n  zip:\n    parallel.cp: [1, 2, 4]\n    platform.nodes: [1, 1, 2]\n"
+                             "  run.seq_len: [32K, 64K]\n");
+  REQUIRE(block.size() == 3);
+  CHECK((block[0].zipped && block[1].zipped && !block[2].zipped));
+  CHECK(point_count(block) == 6);
+  CHECK(point_values(block, 5) == std::vector<std::string>{"4", "2", "64K"});
+  // Different lengths in one zip are refused where the second is written (line 8, column 5), and on the CLI.
+  const std::string file = test::write_temp(kBase, "sweep.yaml");
+  CHECK_THROWS_WITH(axes_of("sweep:\n  zip:\n    parallel.cp: [1, 2, 4]\n    platform.nodes: [1, 2]\n"),
+                    file + ":8:5: sweep.zip.platform.nodes: 2 values, but 'parallel.cp' in the same zip has 3");
+  CHECK_THROWS_WITH(combine_axes({}, {parse_axis_arg("parallel.cp=1,2", true), parse_axis_arg("run.seq_len=1K", true)}),
+                    "--zip:1:1: run.seq_len: 1 values, but 'parallel.cp' in the same zip has 2");
+  // sweep.json keeps the zip: a record round-trips to the same points.
+  SweepRecord r;
+  r.scenario = "x.yaml";
+  r.axes = axes;
+  for (std::size_t i = 0; i < point_count(axes); ++i)
+    r.points.push_back({i, point_values(axes, i), "ok", "", {{"makespan_s", 1.0}}});
+  const auto text = sweep_json(r).dump(2);
+  CHECK(sweep_json(sweep_from_json(nlohmann::ordered_json::parse(text), "x/sweep.json")).dump(2) == text);
+}
+
 TEST_CASE("sweep: the scenario's sweep block is read in file order and ignored by a single run", "[sweep]") {
   const auto axes = axes_of("sweep:\n  run.seq_len: [32K, 128K]\n  parallel.cp: [1, 2, 4]\n");
   REQUIRE(axes.size() == 2);
