@@ -65,3 +65,21 @@ grep -qx "merge:1:1: (points): 4 of 12 points missing (1, 4, 7, 10): is a shard 
 [ ! -e "$tmp/partial/sweep.csv" ] || fail "a refused merge wrote sweep.csv"
 if find "$tmp" -name '*.tmp.*' | grep -q .; then fail "temporary files left"; fi
 echo "sweep grid ok: 12 rows; 3 shards merged and -j 1 give identical files"
+
+# --zip: CP degree and sequence length move together (3 points, not 9), each point running its own pair; shards of a
+# zipped sweep merge to the same record. Oracle: the zip's i-th values on row i, the ring formula's S per point.
+"$cpsim" sweep scenarios/quickstart.yaml -j 2 -o "$tmp/zip" --zip parallel.cp=2,4,8 --zip run.seq_len=32K,64K,128K \
+  --set model.layers=1 2> "$tmp/zip.log" || { cat "$tmp/zip.log"; fail "zip sweep exit code"; }
+for i in 0 1; do
+  "$cpsim" sweep scenarios/quickstart.yaml -j 1 -o "$tmp/zip-shard$i" --shard $i/2 --zip parallel.cp=2,4,8 \
+    --zip run.seq_len=32K,64K,128K --set model.layers=1 2>/dev/null || true
+done
+"$cpsim" merge "$tmp/zip-shard0" "$tmp/zip-shard1" -o "$tmp/zip-merged" 2>/dev/null || fail "zip merge"
+cmp "$tmp/zip/sweep.csv" "$tmp/zip-merged/sweep.csv" || fail "merged zip sweep differs"
+/usr/bin/python3 - "$tmp/zip" <<'PY'
+import csv, os, sys
+rows = list(csv.DictReader(open(os.path.join(sys.argv[1], "sweep.csv"))))
+assert [(r["parallel.cp"], r["run.seq_len"]) for r in rows] == [("2", "32K"), ("4", "64K"), ("8", "128K")], rows
+assert [int(r["cp"]) for r in rows] == [2, 4, 8] and [int(r["seq_len"]) for r in rows] == [32768, 65536, 131072]
+PY
+echo "sweep: zipped axes give one point per position; shards merge"
