@@ -3,6 +3,7 @@
 //   cpsim validate SCENARIO [--set ...]                     check a scenario without running it
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
 //   cpsim plan SCENARIO                                      print the rank-to-GPU placement and each group's links
+//   cpsim plan SCENARIO --search [-o DIR] [-j N] [--objective latency|throughput] [--budget GPUS] [--top N]
 //   cpsim sweep SCENARIO [-o DIR] [-j N] [--axis k=v1,v2]... [--zip k=v1,v2]... [--shard I/N] [--traces]
 //   cpsim merge DIR... -o OUT                                 join the outputs of sharded sweeps
 //   cpsim engine-bench SCENARIO [--flows N] [--bytes B]       platform build time and SimGrid's raw ring rate (JSON)
@@ -13,6 +14,7 @@
 
 #include "sim/cmd_run.hpp"
 #include "sim/cmd_plan.hpp"
+#include "sim/cmd_plan_search.hpp"
 #include "sim/cmd_sweep.hpp"
 #include "sim/cmd_volumes.hpp"
 #include "sim/output_folder.hpp"
@@ -45,8 +47,21 @@ int main(int argc, char** argv) {
   CLI::App* platform = app.add_subcommand("platform", "write the scenario's platform as SimGrid XML");
   add_scenario(platform);
   platform->add_option("--emit-xml", xml_out, "output XML file")->required();
-  CLI::App* plan = app.add_subcommand("plan", "print the rank-to-GPU placement and the links each group uses");
+  CLI::App* plan = app.add_subcommand("plan", "print the rank-to-GPU placement and the links each group uses; "
+                                              "--search: rank the plans worth running");
   add_scenario(plan);
+  cpsim::PlanSearchArgs search;
+  bool plan_search = false;
+  plan->add_flag("--search", plan_search, "search CP/TP/EP degrees and each kind's CP algorithm, simulate, rank");
+  plan->add_option("-o,--output", search.output_dir, "--search: output folder (default: out/<scenario name>-plan)");
+  plan->add_option("-j,--jobs", search.jobs, "--search: worker processes (default: one per hardware thread)")
+      ->check(CLI::Range(1, 4096));
+  plan->add_option("--objective", search.objective, "--search: latency (makespan) or throughput (tokens/s per GPU)")
+      ->check(CLI::IsMember({"latency", "throughput"}));
+  plan->add_option("--budget", search.budget_gpus, "--search: at most this many GPUs per plan")
+      ->check(CLI::Range(1, 65536));
+  plan->add_option("--top", search.top, "--search: rows of the ranked table to print (default 10)")
+      ->check(CLI::Range(1, 100000));
 
   cpsim::SweepArgs sweep_args;
   CLI::App* sweep = app.add_subcommand("sweep", "run a scenario over the product of its sweep: block and --axis lists");
@@ -105,6 +120,10 @@ int main(int argc, char** argv) {
 
   if (*run) return cpsim::run_command(scenario, output_dir);
   if (*validate) return cpsim::validate_command(scenario);
+  if (*plan && plan_search) {
+    search.scenario = scenario;
+    return cpsim::plan_search_command(search);
+  }
   if (*plan) return cpsim::plan_command(scenario);
   if (*sweep) {
     sweep_args.scenario = scenario;

@@ -454,4 +454,29 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   return s;
 }
 
+YAML::Node scenario_document(const std::string& file, const std::vector<std::string>& override_texts) {
+  const Scenario resolved = load_scenario(file, override_texts);  // refuses what a run would refuse
+  YAML::Node root = YAML::Clone(load_yaml_file(file));
+  const std::vector<Override> overrides = parse_overrides(override_texts);
+  bool model_overridden = false;
+  for (const auto& o : overrides) model_overridden |= o.path.rfind("model.", 0) == 0;
+  // A model file that --set changes is written inline, overrides applied, as load_scenario applies them.
+  if (model_overridden && !resolved.model_file.empty()) root["model"] = YAML::Clone(load_yaml_file(resolved.model_file));
+  for (const auto& o : overrides)
+    if (o.path != "model" || resolved.model_file.empty()) assign(root, split_path(o.path), 0, o.value, o.path);
+  root.remove("sweep");
+  // Const lookups (operator[] on a non-const node adds the key it looks up), defined before typed.
+  const YAML::Node& read = root;
+  const auto is_path = [](const YAML::Node& n) { return n.IsDefined() && n.IsScalar(); };
+  if (is_path(read["model"])) root["model"] = resolved.model_file;
+  const YAML::Node platform = read["platform"];
+  if (platform.IsDefined() && platform.IsMap()) {
+    if (is_path(platform["file"])) root["platform"]["file"] = resolved.platform.xml_file;
+    if (is_path(platform["presets"]))
+      root["platform"]["presets"] =
+          resolve_input_path(platform["presets"].Scalar(), fs::path(file).parent_path().string());
+  }
+  return root;
+}
+
 }  // namespace cpsim

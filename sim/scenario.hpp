@@ -26,11 +26,21 @@ struct Scenario {
 };
 
 class MapReader;
+}  // namespace cpsim
+namespace YAML {
+class Node;
+}  // namespace YAML
+namespace cpsim {
 // The scenario's `name`: it is the default output folder (out/NAME) and the trace's title, so a plain file name,
 // never a path (an InputError at the key otherwise).
 std::string read_scenario_name(MapReader& top);
 
 // `overrides` are "key.path=value" strings from --set; values are parsed as YAML scalars or flow collections.
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
+
+// The scenario file's document with `overrides` applied, its `sweep:` block dropped and the files it names (model,
+// platform file and presets) as absolute paths: (file, overrides) as one self-contained scenario that runs the same
+// from any folder. `cpsim plan --search` writes its winner with it.
+YAML::Node scenario_document(const std::string& file, const std::vector<std::string>& overrides);
 
 }  // namespace cpsim

@@ -30,8 +30,8 @@ std::string progress_bar(std::size_t done, std::size_t total, std::size_t failed
   return bar;
 }
 
-SweepProgress::SweepProgress(std::ostream& out, std::size_t total, bool live)
-    : out_(out), total_(total), live_(live), start_(std::chrono::steady_clock::now()) {
+SweepProgress::SweepProgress(std::ostream& out, std::size_t total, bool live, std::string noun)
+    : out_(out), total_(total), noun_(std::move(noun)), live_(live), start_(std::chrono::steady_clock::now()) {
   if (live_) draw();
 }
 
@@ -48,7 +48,7 @@ void SweepProgress::point_done(const std::string& what, bool failed) {
     if (failed) out_ << "\r\033[K" << what << "\n";  // failures scroll above the bar
     draw();
   } else {
-    out_ << fmt::format("sweep: [{}/{}] {}  (elapsed {}, ETA {})\n", done_, total_, what, format_clock(elapsed_s()),
+    out_ << fmt::format("{}: [{}/{}] {}  (elapsed {}, ETA {})\n", noun_, done_, total_, what, format_clock(elapsed_s()),
                         format_eta(done_, total_, elapsed_s()))
          << std::flush;
   }

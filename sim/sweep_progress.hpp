@@ -18,7 +18,8 @@ std::string progress_bar(std::size_t done, std::size_t total, std::size_t failed
 
 class SweepProgress {
  public:
-  SweepProgress(std::ostream& out, std::size_t total, bool live);
+  // `noun` starts each plain line: "sweep: [3/12] ..." (a plan search says "plan").
+  SweepProgress(std::ostream& out, std::size_t total, bool live, std::string noun = "sweep");
   // `what` describes the point ("point 4 ok parallel.cp=2 ..."); failures are always printed in full.
   void point_done(const std::string& what, bool failed);
   void tick();    // redraws the bar (live mode)
@@ -30,6 +31,7 @@ class SweepProgress {
 
   std::ostream& out_;
   std::size_t total_, done_ = 0, failed_ = 0;
+  std::string noun_;
   bool live_;
   std::chrono::steady_clock::time_point start_;
 };

@@ -1,0 +1,198 @@
+#include "sim/cmd_plan_search.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/atomic_file.hpp"
+#include "sim/output_folder.hpp"
+#include "sim/plan_space.hpp"
+#include "sim/scenario.hpp"
+#include "sim/sweep_metrics.hpp"
+#include "sim/sweep_progress.hpp"
+#include "sim/sweep_table.hpp"
+#include "sim/units.hpp"
+#include "sim/worker_pool.hpp"
+#include "sim/yaml_reader.hpp"
+#include "workloads/memory.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace cpsim {
+namespace fs = std::filesystem;
+namespace {
+
+struct PlanRow {
+  PlanCandidate plan;
+  std::string status = "invalid";  // invalid (the loader's reason) | unfit (not simulated) | ok | failed
+  std::string reason;
+  int gpus = 0;
+  double tokens = 0;  // per step: B x S (prefill, train), B x new tokens (decode)
+  MemoryVerdict memory;
+  nlohmann::ordered_json metrics;  // sweep_metrics' headline figures of its summary.json
+  std::optional<double> makespan_s;
+  double score() const { return makespan_s ? *makespan_s : 0; }
+};
+
+double throughput_per_gpu(const PlanRow& r) { return r.tokens / *r.makespan_s / r.gpus; }
+
+// Fitting plans first, then the objective; candidates keep their generation order on ties.
+bool ranks_before(const PlanRow& a, const PlanRow& b, bool throughput) {
+  if (a.memory.fits != b.memory.fits) return a.memory.fits;
+  if (throughput) return throughput_per_gpu(a) > throughput_per_gpu(b);
+  return *a.makespan_s < *b.makespan_s;
+}
+
+std::string number(const nlohmann::ordered_json& m, const char* key) {
+  return m.contains(key) ? m[key].dump() : "";
+}
+
+std::string plans_csv(const std::vector<const PlanRow*>& ranked, const std::vector<PlanRow>& all) {
+  std::string csv = "rank,plan,status,reason,gpus,makespan_s,tokens_per_s_per_gpu,fits,memory_peak_bytes,"
+                    "memory_overflow_bytes,largest_memory_term,exposed_comm_max_s,cp_bytes_total,tp_bytes_total,"
+                    "ep_bytes_total,sets\n";
+  auto row = [&](const PlanRow& r, const std::string& rank) {
+    std::string sets;
+    for (const auto& s : r.plan.sets) sets += (sets.empty() ? "" : " ") + s;
+    csv += fmt::format("{},{},{},{},{},{},{},{},{:.0f},{:.0f},{},{},{},{},{},{}\n", rank, csv_field(r.plan.label),
+                       r.status, csv_field(r.reason), r.gpus, r.makespan_s ? fmt::format("{}", *r.makespan_s) : "",
+                       r.makespan_s ? fmt::format("{}", throughput_per_gpu(r)) : "",
+                       r.status == "invalid" ? "" : (r.memory.fits ? "true" : "false"), r.memory.need_bytes,
+                       r.memory.overflow_bytes, r.memory.largest_term, number(r.metrics, "exposed_comm_max_s"),
+                       number(r.metrics, "cp_bytes_total"), number(r.metrics, "tp_bytes_total"),
+                       number(r.metrics, "ep_bytes_total"), csv_field(sets));
+  };
+  for (std::size_t i = 0; i < ranked.size(); ++i) row(*ranked[i], std::to_string(i + 1));
+  for (const auto& r : all)
+    if (!r.makespan_s) row(r, "");
+  return csv;
+}
+
+void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, const std::string& phase) {
+  const char* figure = phase == "decode" ? "step" : phase == "train" ? "step time" : "TTFT";
+  std::cout << fmt::format("{:>4}  {:<44} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
+                           "tokens/s/GPU", "memory", "fits", "exposed comm");
+  for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
+    const PlanRow& r = *ranked[i];
+    const double exposed = r.metrics.contains("exposed_comm_max_s") ? r.metrics["exposed_comm_max_s"].get<double>() : 0;
+    std::cout << fmt::format("{:>4}  {:<44} {:>12} {:>14.1f} {:>11} {:>5} {:>12}\n", i + 1, r.plan.label,
+                             format_time(*r.makespan_s), throughput_per_gpu(r), format_bytes(r.memory.need_bytes),
+                             r.memory.fits ? "yes" : "no", format_time(exposed));
+  }
+}
+
+}  // namespace
+
+int plan_search_command(const PlanSearchArgs& args) {
+  try {
+    if (args.objective != "latency" && args.objective != "throughput")
+      throw InputError(fmt::format("--objective:1:1: objective: '{}': latency or throughput", args.objective));
+    const Scenario base = load_scenario(args.scenario.file, args.scenario.overrides);
+    const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+    // 1. Every candidate through the loader and the memory model (in this process: no engine, closed forms).
+    std::vector<PlanRow> rows;
+    for (auto& plan : plan_candidates(base, args.budget_gpus)) {
+      PlanRow r;
+      r.plan = std::move(plan);
+      std::vector<std::string> sets = args.scenario.overrides;
+      sets.insert(sets.end(), r.plan.sets.begin(), r.plan.sets.end());
+      try {
+        const Scenario s = load_scenario(args.scenario.file, sets);
+        r.gpus = s.parallel.cp * s.parallel.tp * s.parallel.dp * s.parallel.pp;
+        r.tokens = double(s.run.batch) * (s.run.phase == "decode" ? s.run.new_tokens : double(s.run.seq_len));
+        r.memory = memory_verdict(prefill_memory({s.model, s.run, s.parallel, s.cp, s.platform.gpu}),
+                                  s.platform.gpu.hbm_bytes);
+        r.status = r.memory.fits ? "ok" : "unfit";
+      } catch (const InputError& e) {
+        r.reason = e.what();
+      }
+      rows.push_back(std::move(r));
+    }
+    const bool any_fits = std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.status == "ok"; });
+    std::vector<std::size_t> to_simulate;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) to_simulate.push_back(i);
+    if (to_simulate.empty())
+      throw InputError(fmt::format("{}:1:1: parallel: none of the {} candidate plans is valid (first: {})",
+                                   args.scenario.file, rows.size(), rows.empty() ? "none" : rows.front().reason));
+
+    // 2. The survivors, simulated in parallel: each is `cpsim run` of the base scenario with the plan's --set.
+    const fs::path final_dir = args.output_dir.empty() ? fs::path("out") / (base.name + "-plan") : fs::path(args.output_dir);
+    OutputFolder out(final_dir);
+    const fs::path dir = out.staging();
+    std::vector<std::vector<std::string>> commands;
+    for (std::size_t i : to_simulate) {
+      std::vector<std::string> argv = {"/proc/self/exe", "--log-level", "error", "run", args.scenario.file, "-o",
+                                       (dir / point_dir(i)).string()};
+      for (const auto& o : args.scenario.overrides) argv.insert(argv.end(), {"--set", o});
+      for (const auto& o : rows[i].plan.sets) argv.insert(argv.end(), {"--set", o});
+      argv.insert(argv.end(), {"--set", "outputs.trace=false"});
+      commands.push_back(std::move(argv));
+    }
+    std::size_t skipped_invalid = 0, skipped_unfit = 0;
+    for (const auto& r : rows) skipped_invalid += r.status == "invalid", skipped_unfit += any_fits && r.status == "unfit";
+    std::cerr << fmt::format("plan: {} candidates, {} refused by the loader, {} do not fit; simulating {} ({} at a "
+                             "time)\n", rows.size(), skipped_invalid, skipped_unfit, to_simulate.size(), jobs);
+    SweepProgress progress(std::cerr, to_simulate.size(), ::isatty(STDERR_FILENO) == 1, "plan");
+    run_workers(
+        commands, jobs,
+        [&](std::size_t job, const WorkerOutcome& w) {
+          PlanRow& r = rows[to_simulate[job]];
+          SweepPoint p;
+          if (!record_failure(p, w)) {
+            std::ifstream in(dir / point_dir(to_simulate[job]) / "summary.json");
+            r.metrics = point_metrics(nlohmann::json::parse(in));
+            if (r.metrics.contains("makespan_s")) r.makespan_s = r.metrics["makespan_s"].get<double>();
+          }
+          if (!r.makespan_s) r.status = "failed", r.reason = p.error;
+          progress.point_done(fmt::format("{} {}", r.plan.label, r.status), !r.makespan_s);
+        },
+        [&] { progress.tick(); });
+    progress.finish();
+
+    // 3. Ranked: fitting plans first, then the objective.
+    std::vector<const PlanRow*> ranked;
+    for (const auto& r : rows)
+      if (r.makespan_s) ranked.push_back(&r);
+    if (ranked.empty()) throw std::runtime_error("no candidate plan could be simulated");
+    const bool throughput = args.objective == "throughput";
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](const PlanRow* a, const PlanRow* b) { return ranks_before(*a, *b, throughput); });
+    AtomicFile csv((dir / "plans.csv").string());
+    csv.stream() << plans_csv(ranked, rows);
+    std::vector<std::string> winner_sets = args.scenario.overrides;
+    winner_sets.insert(winner_sets.end(), ranked.front()->plan.sets.begin(), ranked.front()->plan.sets.end());
+    YAML::Node winner = scenario_document(args.scenario.file, winner_sets);
+    winner["name"] = base.name + "-winner";
+    YAML::Emitter yaml;
+    yaml << winner;
+    AtomicFile winner_file((dir / "winner.yaml").string());
+    winner_file.stream() << "# cpsim plan --search: the best plan for " << args.scenario.file << " ("
+                         << args.objective << "): " << ranked.front()->plan.label << "\n"
+                         << yaml.c_str() << "\n";
+    csv.commit();
+    winner_file.commit();
+    out.commit();
+    print_table(ranked, static_cast<std::size_t>(std::max(1, args.top)), base.run.phase);
+    std::cerr << fmt::format("plan: best {} ({}); wrote {}/plans.csv and winner.yaml\n", ranked.front()->plan.label,
+                             format_time(*ranked.front()->makespan_s), final_dir.string());
+    return 0;
+  } catch (const WorkloadTooLarge& e) {
+    std::cerr << fmt::format("{}:1:1: {}: {}", args.scenario.file, e.key, e.what()) << "\n";
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cpsim plan: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace cpsim
