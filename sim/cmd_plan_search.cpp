@@ -41,9 +41,12 @@ struct PlanRow {
 
 double throughput_per_gpu(const PlanRow& r) { return r.tokens / *r.makespan_s / r.gpus; }
 
-// Fitting plans first, then the objective; candidates keep their generation order on ties.
+// Fitting plans first, by the objective; then the others, closest to fitting first (a plan that overflows by less is
+// the better starting point); candidates keep their generation order on ties.
 bool ranks_before(const PlanRow& a, const PlanRow& b, bool throughput) {
   if (a.memory.fits != b.memory.fits) return a.memory.fits;
+  if (!a.memory.fits && a.memory.overflow_bytes != b.memory.overflow_bytes)
+    return a.memory.overflow_bytes < b.memory.overflow_bytes;
   if (throughput) return throughput_per_gpu(a) > throughput_per_gpu(b);
   return *a.makespan_s < *b.makespan_s;
 }

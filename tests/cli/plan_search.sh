@@ -2,7 +2,7 @@
 # `cpsim plan --search` ranks the plans of its space and writes the winner as a runnable scenario. Oracles: on a
 # 2-GPU budget the space is small enough to run exhaustively by hand (tp 1 with cp 1 or 2 under ring, allgather and
 # ulysses; tp 2 with cp 1), and the winner must be the fastest of those runs; the winner's scenario, rerun, gives
-# the winner's makespan bit for bit; rows are ranked fits-first, then by makespan.
+# the winner's makespan bit for bit; rows are ranked fits-first by makespan, then by least overflow.
 set -eu
 cpsim=$1; src=$2
 cd "$src"
@@ -34,8 +34,8 @@ assert len(ranked) == 5, [r["plan"] for r in rows]                      # the wh
 hand = [float(x) for x in sys.argv[3:]]
 assert float(ranked[0]["makespan_s"]) == min(hand), (ranked[0], hand)   # the winner is the exhaustive optimum
 assert sorted(float(r["makespan_s"]) for r in ranked) == sorted(hand)
-keys = [(r["fits"] != "true", float(r["makespan_s"])) for r in ranked]
-assert keys == sorted(keys), keys                                        # fits first, then makespan
+keys = [(r["fits"] != "true", float(r["memory_overflow_bytes"]), float(r["makespan_s"])) for r in ranked]
+assert keys == sorted(keys), keys                          # fits first by makespan; then least overflow first
 winner = json.load(open(sys.argv[2]))
 assert winner["makespan_s"] == float(ranked[0]["makespan_s"]), (winner["makespan_s"], ranked[0]["makespan_s"])
 print(f"plan search: winner {ranked[0]['plan']} = exhaustive optimum {min(hand)} s; winner.yaml reruns to it")
