@@ -33,7 +33,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const
   if (kind == "dense" && s.run.phase == "decode") algorithms.push_back("tree");
   for (const auto& algorithm : algorithms) {
     const std::string key = "cp." + kind + ".algorithm=" + algorithm;
-    if (kind == "dense" && algorithm == "pass-q" && s.run.phase == "prefill" && s.run.cached_tokens == 0) continue;
+    // Pass-Q pays off against a persistent cache (prefill) or for decode; a fresh prefill or training has none.
+    if (kind == "dense" && algorithm == "pass-q" && s.run.phase != "decode" && s.run.cached_tokens == 0) continue;
     if (kind == "dense" && algorithm == "usp") {
       const int degree = std::max(1, s.platform.gpus_per_node / tp);  // Ulysses inside NVLink, ring across nodes
       if (degree <= 1 || degree >= cp || cp % degree != 0) continue;
