@@ -1,0 +1,49 @@
+// The plan space of `cpsim plan --search` (sim/plan_space.cpp). Oracles: the candidates enumerated by hand.
+#include <catch2/catch.hpp>
+
+#include "sim/plan_space.hpp"
+#include "support.hpp"
+
+using namespace cpsim;
+
+namespace {
+std::vector<std::string> labels(const std::vector<PlanCandidate>& plans) {
+  std::vector<std::string> out;
+  for (const auto& p : plans) out.push_back(p.label);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("plan space: degrees within the budget and every dense algorithm", "[plan]") {
+  // Budget 2 on an 8-GPU node: tp 1 with cp 1 or 2, tp 2 with cp 1. At cp 2, ring, allgather and ulysses (USP
+  // needs a Ulysses degree strictly between 1 and cp; pass-Q needs a persistent cache).
+  const Scenario s = test::scenario_from(test::kSmallScenario);
+  CHECK(labels(plan_candidates(s, 2)) == std::vector<std::string>{"cp=1 tp=1", "cp=2 tp=1 dense=ring",
+                                                                  "cp=2 tp=1 dense=allgather",
+                                                                  "cp=2 tp=1 dense=ulysses", "cp=1 tp=2"});
+  // With 1M cached tokens pass-Q joins the dense choices.
+  const Scenario cached = test::scenario_from(test::kSmallScenario, {"run.cached_tokens=1M"});
+  const auto with_cache = labels(plan_candidates(cached, 2));
+  CHECK(std::count(with_cache.begin(), with_cache.end(), "cp=2 tp=1 dense=pass-q") == 1);
+}
+
+TEST_CASE("plan space: USP at the node's Ulysses degree across nodes", "[plan]") {
+  // 2 nodes of 8: at tp 1, cp 16, USP groups the 8 GPUs of a node (ulysses_degree = 8).
+  const Scenario two_nodes = test::scenario_from(test::kSmallScenario, {"platform.nodes=2"});
+  const auto plans = plan_candidates(two_nodes, 0);
+  const auto it = std::find_if(plans.begin(), plans.end(),
+                               [](const PlanCandidate& p) { return p.label == "cp=16 tp=1 dense=usp(8)"; });
+  REQUIRE(it != plans.end());
+  CHECK(std::count(it->sets.begin(), it->sets.end(), "cp.dense.ulysses_degree=8") == 1);
+}
+
+TEST_CASE("plan space: a MoE model spreads experts over 1, tp or tp x cp GPUs", "[plan]") {
+  // DeepSeek-V3.2 (MoE, DSA layers): at tp 2, cp 2 the expert degrees are 1, 2 and 4, each with both DSA choices.
+  const Scenario s = test::scenario_from(std::string(test::kSmallScenario), {"model=models/deepseek-v3.2.yaml"});
+  std::vector<std::string> at_2x2;
+  for (const auto& p : plan_candidates(s, 4))
+    if (p.label.rfind("cp=2 tp=2 ", 0) == 0) at_2x2.push_back(p.label);
+  CHECK(at_2x2 == std::vector<std::string>{"cp=2 tp=2 ep=1 dsa=allgather", "cp=2 tp=2 ep=1 dsa=select-gather",
+                                           "cp=2 tp=2 ep=2 dsa=allgather", "cp=2 tp=2 ep=2 dsa=select-gather",
+                                           "cp=2 tp=2 ep=4 dsa=allgather", "cp=2 tp=2 ep=4 dsa=select-gather"});
+}
