@@ -109,7 +109,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     if (scenario.write_trace) {
       trace_file.emplace(staged + "/" + trace_name,
                          scenario.gzip_trace ? AtomicFile::Compression::GZIP : AtomicFile::Compression::NONE);
-      trace = write_trace(trace_file->stream(), scenario, graph, result);
+      trace = write_trace(trace_file->stream(), scenario, graph, result, &metrics.memory_timelines);
     }
     AtomicFile summary(staged + "/summary.json");
     auto summary_doc = summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr);

@@ -79,9 +79,6 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     rm.memory = memory;
     m.ranks.push_back(rm);
   }
-  for (const auto& rm : m.ranks)  // the first GPU of the largest need
-    if (rm.memory.total_bytes() > m.ranks[m.memory_peak_gpu].memory.total_bytes()) m.memory_peak_gpu = rm.gpu;
-  m.memory = memory_verdict(m.ranks[m.memory_peak_gpu].memory, s.platform.gpu.hbm_bytes);
 
   const std::size_t n_layers = g.layers().size();
   std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
@@ -136,6 +133,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
 
   for (auto& v : other_comm) v = merged(std::move(v));
   for (auto& v : busy_all) v = merged(std::move(v));
+  std::vector<std::vector<LayerWindow>> windows(n_layers, std::vector<LayerWindow>(gpus));
   for (std::size_t l = 0; l < n_layers; ++l) {
     LayerMetrics lm;
     lm.info = g.layers()[l];
@@ -144,6 +142,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     for (int gpu = 0; gpu < gpus; ++gpu) {
       RankLayerTimes& rl = per[l][gpu];
       if (rl.last < 0) continue;
+      windows[l][gpu] = {rl.first, rl.last};
       const auto comm = merged(std::move(rl.comm));
       const auto busy = merged(std::move(rl.compute));
       lm.t_start_s = std::min(lm.t_start_s, rl.first);
@@ -165,6 +164,16 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   }
   for (int gpu = 0; gpu < gpus; ++gpu)
     m.ranks[gpu].exposed_comm_s = uncovered(merged(std::move(comm_all[gpu])), busy_all[gpu]);
+
+  // Memory over time; the verdict is the highest peak (the first GPU that reaches it).
+  m.memory_timelines = memory_timelines(in, g, memory, windows);
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    m.ranks[gpu].memory_peak_bytes = m.memory_timelines[gpu].peak_bytes;
+    m.ranks[gpu].memory_peak_t_s = m.memory_timelines[gpu].peak_t_s;
+    if (m.ranks[gpu].memory_peak_bytes > m.ranks[m.memory_peak_gpu].memory_peak_bytes) m.memory_peak_gpu = gpu;
+  }
+  const RankMetrics& peak = m.ranks[m.memory_peak_gpu];
+  m.memory = memory_verdict(peak.memory, s.platform.gpu.hbm_bytes, peak.memory_peak_bytes);
 
   // Volumes: one row per (layer kind, CP algorithm) present.
   std::map<std::pair<std::string, std::string>, double> simulated;

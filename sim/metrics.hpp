@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/executor.hpp"
+#include "sim/memory_timeline.hpp"
 #include "sim/scenario.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/task_graph.hpp"
@@ -42,7 +43,9 @@ struct RankMetrics {
   double exposed_comm_s = 0;
   ContentionMetrics contention;
   std::array<double, kTrafficClasses> bytes_sent{}, bytes_received{};
-  MemoryBreakdown memory;
+  MemoryBreakdown memory;       // the closed form (workloads/memory.hpp)
+  double memory_peak_bytes = 0;  // the peak of its memory timeline, and when
+  double memory_peak_t_s = 0;
 };
 
 struct VolumeRow {
@@ -69,8 +72,9 @@ struct Metrics {
   std::vector<VolumeRow> volumes;
   std::vector<KindBreakdown> by_kind;
   std::array<double, kTrafficClasses> total_bytes{};
-  MemoryVerdict memory;   // of the GPU that needs most, against the GPU's HBM
+  MemoryVerdict memory;   // the highest timeline peak of any GPU, against the GPU's HBM
   int memory_peak_gpu = 0;
+  std::vector<MemoryTimeline> memory_timelines;  // per GPU (sim/memory_timeline.hpp): the trace's memory tracks
 };
 
 Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r);

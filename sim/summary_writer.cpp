@@ -169,11 +169,15 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                        {"activations", bytes(r.memory.activations_bytes)},
                        {"gradients", bytes(r.memory.gradients_bytes)},
                        {"optimizer_states", bytes(r.memory.optimizer_states_bytes)},
-                       {"total", bytes(r.memory.total_bytes())}}}});
+                       {"total", bytes(r.memory.total_bytes())},
+                       {"peak", bytes(r.memory_peak_bytes)},
+                       {"peak_t_s", r.memory_peak_t_s}}}});
   j["ranks"] = ranks;
   j["memory"] = {{"hbm_capacity_bytes", bytes(m.memory.capacity_bytes)},
                  {"peak_bytes", bytes(m.memory.need_bytes)},
                  {"peak_gpu", m.memory_peak_gpu},
+                 {"peak_t_s", m.ranks.empty() ? 0.0 : m.ranks[m.memory_peak_gpu].memory_peak_t_s},
+                 {"closed_form_bytes", bytes(m.ranks.empty() ? 0.0 : m.ranks[m.memory_peak_gpu].memory.total_bytes())},
                  {"fits", m.memory.fits},
                  {"overflow_bytes", bytes(m.memory.overflow_bytes)},
                  {"largest_term", m.memory.largest_term}};

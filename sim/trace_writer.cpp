@@ -30,8 +30,9 @@ struct LayerSlice {
 
 class TraceBuilder {
  public:
-  TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r)
-      : out_(out), s_(s), g_(g), r_(r), gpus_(RankLayout(s.parallel).simulated_gpus()) {}
+  TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
+               const std::vector<MemoryTimeline>* memory)
+      : out_(out), s_(s), g_(g), r_(r), memory_(memory), gpus_(RankLayout(s.parallel).simulated_gpus()) {}
 
   TraceStats write() {
     out_ << "{\"traceEvents\":[\n";
@@ -42,6 +43,7 @@ class TraceBuilder {
     write_layers();
     write_tasks();
     write_link_counters();
+    write_memory_counters();
     out_ << "\n],\n\"displayTimeUnit\":\"ns\",\n";
     out_ << fmt::format("\"metadata\":{{\"generator\":\"cpsim\",\"scenario\":\"{}\",\"cp\":{},\"tp\":{},\"seq_len\":{}}}}}\n",
                         s_.name, s_.parallel.cp, s_.parallel.tp, s_.run.seq_len);
@@ -201,6 +203,22 @@ class TraceBuilder {
     }
   }
 
+  // One counter per GPU process: its memory in GiB (3 decimals), a point at each change.
+  void write_memory_counters() {
+    if (!memory_) return;
+    for (int gpu = 0; gpu < gpus_ && gpu < int(memory_->size()); ++gpu) {
+      ++stats_.counter_tracks;
+      double last = -1;
+      for (const auto& [t_s, bytes] : (*memory_)[gpu].points) {
+        const double gib = std::round(bytes / double(1ull << 30) * 1000) / 1000;
+        if (gib == last) continue;
+        last = gib;
+        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"memory","name":"memory","args":{{"GiB":{}}}}})",
+                          pid(gpu), us(to_ns(t_s)), gib));
+      }
+    }
+  }
+
   void write_link_counters() {
     // Per directed link: +rate at transfer start, -rate at its end.
     std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
@@ -242,6 +260,7 @@ class TraceBuilder {
   const Scenario& s_;
   const TaskGraph& g_;
   const ExecutionResult& r_;
+  const std::vector<MemoryTimeline>* memory_;
   int gpus_;
   bool first_ = true;
   TraceStats stats_;
@@ -253,8 +272,9 @@ class TraceBuilder {
 
 }  // namespace
 
-TraceStats write_trace(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r) {
-  return TraceBuilder(out, s, g, r).write();
+TraceStats write_trace(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
+                       const std::vector<MemoryTimeline>* memory) {
+  return TraceBuilder(out, s, g, r, memory).write();
 }
 
 }  // namespace cpsim

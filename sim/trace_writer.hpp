@@ -5,13 +5,17 @@
 //   - a send slice spans a flow's whole life on the sender; the receive slice starts when the first byte can arrive
 //     (start + route latency) and a flow arrow joins the two;
 //   - a "fabric links" process with one utilisation counter per directed link that carried traffic, from each flow's
-//     mean rate over its transfer phase (exact when links are not shared).
+//     mean rate over its transfer phase (exact when links are not shared);
+//   - per GPU, a "memory" counter (GiB) from its memory timeline (sim/memory_timeline.hpp), when one is given.
 // Timestamps are integer nanoseconds printed as microseconds with three decimals.
 #pragma once
 #include <cstddef>
 #include <ostream>
 
+#include <vector>
+
 #include "sim/executor.hpp"
+#include "sim/memory_timeline.hpp"
 #include "sim/scenario.hpp"
 
 namespace cpsim {
@@ -23,6 +27,7 @@ struct TraceStats {
   std::size_t processes = 0;
 };
 
-TraceStats write_trace(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r);
+TraceStats write_trace(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
+                       const std::vector<MemoryTimeline>* memory = nullptr);
 
 }  // namespace cpsim

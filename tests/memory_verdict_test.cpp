@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
+#include "sim/memory_timeline.hpp"
 #include "workloads/memory.hpp"
 
 using namespace cpsim;
@@ -44,9 +45,10 @@ TEST_CASE("memory verdict: Llama-3-70B training at 256K on 32 H100s fits with fu
   //   weights = gradients = 2 B x params = 17,638,096,896
   //   optimizer states, ZeRO-1 over dp x cp = 4: 12 B x params / 4 = 26,457,145,344
   //   tokens per rank t = 262,144 / 4 = 65,536; residual with SP d / tp = 1024; q_w = 1024, d_kv_gpu = 128,
-  //   ffn / tp = 3584. Full recomputation keeps t x 2 B x 1024 per layer (80 layers: 10,737,418,240) plus one
-  //   layer's working set t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 4 x 128 + 1024 + 2 x 3584) = 1,577,058,304.
-  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,737,418,240 + 1,577,058,304 = 74,047,815,680 <= 80 GB.
+  //   ffn / tp = 3584. Full recomputation keeps each layer's input, t x 2 B x 1024 = 134,217,728; while the first
+  //   backward layer recomputes, the 79 other inputs (10,603,200,512) sit beside its working set (which holds its
+  //   own input): t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 4 x 128 + 1024 + 2 x 3584) = 1,577,058,304.
+  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,603,200,512 + 1,577,058,304 = 73,913,597,952 <= 80 GB.
   const auto load = [](std::vector<std::string> sets) {
     return test::scenario_from(R"(
 name: t
@@ -61,8 +63,8 @@ parallel: {cp: 4, tp: 8, sequence_parallel: true}
   CHECK(m.weights_bytes == 17638096896.0);
   CHECK(m.gradients_bytes == 17638096896.0);
   CHECK(m.optimizer_states_bytes == 26457145344.0);
-  CHECK(m.activations_bytes == 10737418240.0 + 1577058304.0);
-  CHECK(m.total_bytes() == 74047815680.0);
+  CHECK(m.activations_bytes == 10603200512.0 + 1577058304.0);
+  CHECK(m.total_bytes() == 73913597952.0);
   CHECK(memory_verdict(m, tuned.platform.gpu.hbm_bytes).fits);
   // As written (no recomputation, no ZeRO): 80 working sets, 12 B x params of Adam states; activations largest.
   const MemoryVerdict plain = memory_verdict(prefill_memory(test::inputs_of(load({}))), 80e9);
@@ -84,4 +86,26 @@ TEST_CASE("memory verdict: recomputation and ZeRO are training settings", "[memo
                     "--set:1:1: run.recompute: activation recomputation applies to training (run.phase: train)");
   CHECK_THROWS_WITH(test::scenario_from(test::kSmallScenario, {"parallel.zero=1"}),
                     "--set:1:1: parallel.zero: ZeRO shards training state (run.phase: train)");
+}
+
+TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches overlap", "[memory][timeline]") {
+  // Llama-3-8B prefill, 2 layers on one GPU: held = weights; layer l adds kv + w at its first task and frees w
+  // at its last. Windows [0, 1] and [1, 2]: at t = 1 the first layer's w is freed before the second's is taken, so
+  // the peak is weights + 2 kv + w (= the closed form), reached at t = 1.
+  const Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=2"});
+  const WorkloadInputs in = test::inputs_of(s);
+  const MemoryBreakdown base = prefill_memory(in);
+  const LayerMemory l = layer_memory(in, "dense");
+  TaskGraph g(1);
+  g.add_layer("dense", "ring");
+  g.add_layer("dense", "ring");
+  const auto sequential = memory_timelines(in, g, base, {{{0, 1}}, {{1, 2}}});
+  REQUIRE(sequential.size() == 1);
+  CHECK(sequential[0].peak_bytes == Approx(base.weights_bytes + 2 * l.kv_bytes + l.working_bytes));
+  CHECK(sequential[0].peak_bytes == Approx(base.total_bytes()));
+  CHECK(sequential[0].peak_t_s == 1);
+  CHECK(sequential[0].points.back().second == Approx(base.weights_bytes + 2 * l.kv_bytes));  // after the last layer
+  // Two micro-batches' layers at once (windows [0, 2] and [1, 3]): both working sets live in [1, 2].
+  const auto overlapped = memory_timelines(in, g, base, {{{0, 2}}, {{1, 3}}});
+  CHECK(overlapped[0].peak_bytes == Approx(base.weights_bytes + 2 * l.kv_bytes + 2 * l.working_bytes));
 }

@@ -69,18 +69,13 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
     m.kv_cache_seed_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
   }
-  // One layer's working set. Sequence parallelism shards the residual stream and the normed input over tp.
-  const double residual = (in.parallel.sequence_parallel ? d / in.parallel.tp : d);
-  const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
-  const double kept = 2 * residual + sh.q_width() + 2 * sh.kv_width() + sh.q_width();
-  m.activations_bytes = t * s * (kept + ring_buffers + ffn_intermediates);
+  const LayerMemory layer = layer_memory(in, "dense");  // activations do not depend on the attention kind
+  m.activations_bytes = layer.working_bytes;
   if (in.run.phase == "train") {
     const double working = m.activations_bytes, layers = in.model.layers;
-    switch (in.run.recompute) {  // what the forward keeps for the backward (workloads/model.hpp, Recompute)
-      case Recompute::NONE: m.activations_bytes = working * layers; break;
-      case Recompute::SELECTIVE: m.activations_bytes = t * s * kept * layers + t * s * (ring_buffers + ffn_intermediates); break;
-      case Recompute::FULL: m.activations_bytes = t * s * residual * layers + working; break;
-    }
+    // What the forward keeps for the backward, plus one layer's working set beyond it while it (re)runs.
+    m.activations_bytes = layer.kept_bytes * (layers - 1) + working;
+    if (in.run.recompute == Recompute::NONE) m.activations_bytes = working * layers;
     m.kv_cache_bytes = m.kv_cache_seed_bytes = 0;  // no cache across steps: K and V are among the activations
     m.gradients_bytes = m.weights_bytes;
     m.optimizer_states_bytes = params * 12;
@@ -97,10 +92,33 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   return m;
 }
 
+LayerMemory layer_memory(const WorkloadInputs& in, const std::string& kind) {
+  const ShardShape sh = shard_shape(in);
+  const double s = sh.activation_bytes, t = sh.tokens, d = in.model.d_model;  // run.dtypes.activations
+  const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
+  // One layer's working set. Sequence parallelism shards the residual stream and the normed input over tp.
+  const double residual = (in.parallel.sequence_parallel ? d / in.parallel.tp : d);
+  const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
+  const double kept = 2 * residual + sh.q_width() + 2 * sh.kv_width() + sh.q_width();
+  LayerMemory l;
+  l.kv_bytes = in.run.phase == "train" ? 0 : layer_kv_cache_bytes(in, sh, kind);
+  l.working_bytes = t * s * (kept + ring_buffers + ffn_intermediates);
+  switch (in.run.recompute) {  // what a training forward keeps (workloads/model.hpp, Recompute)
+    case Recompute::NONE: l.kept_bytes = l.working_bytes; break;
+    case Recompute::SELECTIVE: l.kept_bytes = t * s * kept; break;
+    case Recompute::FULL: l.kept_bytes = t * s * residual; break;
+  }
+  return l;
+}
+
 MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes) {
+  return memory_verdict(m, capacity_bytes, m.total_bytes());
+}
+
+MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes, double need_bytes) {
   MemoryVerdict v;
   v.capacity_bytes = capacity_bytes;
-  v.need_bytes = m.total_bytes();
+  v.need_bytes = need_bytes;
   v.fits = v.need_bytes <= capacity_bytes;
   v.overflow_bytes = v.fits ? 0 : v.need_bytes - capacity_bytes;
   const std::pair<const char*, double> terms[] = {{"weights", m.weights_bytes},

@@ -9,7 +9,7 @@
 // (sequence parallelism divides the residual and normed input, 2*d_model, by tp).
 // Training keeps activations per run.recompute (workloads/model.hpp): none = every layer's working set; selective =
 // per layer (2*d_model + 2*q_w + 2*d_kv_gpu), plus one layer's ring buffers and FFN intermediates; full = per layer
-// its input d_model (/tp with SP), plus one layer's working set. It adds gradients (= weights) and Adam states (12
+// its input d_model (/tp with SP), the running layer's replaced by its working set. It adds gradients (= weights) and Adam states (12
 // bytes per parameter), divided over the dp x cp ranks by parallel.zero (1: states, 2: + gradients, 3: + weights,
 // plus the largest layer gathered).
 #pragma once
@@ -41,6 +41,14 @@ LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer);
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in);
 
+// One layer's share, for the memory timeline (sim/memory_timeline.cpp): the KV it caches (inference), its working
+// set while it runs, and what a training forward keeps of it for the backward pass (run.recompute). The closed
+// form above is built from the same pieces.
+struct LayerMemory {
+  double kv_bytes = 0, working_bytes = 0, kept_bytes = 0;
+};
+LayerMemory layer_memory(const WorkloadInputs& in, const std::string& kind);
+
 // Whether a GPU's memory fits its HBM: the total against the capacity, the overflow, and the largest term (what to
 // shrink first: more CP for KV and activations, more TP/EP or FP8 for weights, ZeRO for optimizer states).
 struct MemoryVerdict {
@@ -51,6 +59,9 @@ struct MemoryVerdict {
   double largest_term_bytes = 0;
 };
 MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes);
+// The same against a need other than the breakdown's sum (the timeline's peak); the largest term stays the
+// breakdown's.
+MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes, double need_bytes);
 // "needs 700.00 GiB of 80.00 GiB HBM (over by 620.00 GiB; largest term: kv_cache 650.00 GiB)"
 std::string describe_overflow(const MemoryVerdict& v);
 
