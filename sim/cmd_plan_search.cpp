@@ -77,7 +77,7 @@ std::string plans_csv(const std::vector<const PlanRow*>& ranked, const std::vect
 }
 
 void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, const std::string& phase) {
-  const char* figure = phase == "decode" ? "step" : phase == "train" ? "step time" : "TTFT";
+  const char* figure = phase == "decode" ? "decode time" : phase == "train" ? "step time" : "TTFT";
   std::cout << fmt::format("{:>4}  {:<44} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
                            "tokens/s/GPU", "memory", "fits", "exposed comm");
   for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
@@ -150,8 +150,15 @@ int plan_search_command(const PlanSearchArgs& args) {
           SweepPoint p;
           if (!record_failure(p, w)) {
             std::ifstream in(dir / point_dir(to_simulate[job]) / "summary.json");
-            r.metrics = point_metrics(nlohmann::json::parse(in));
+            const auto summary = nlohmann::json::parse(in);
+            r.metrics = point_metrics(summary);
             if (r.metrics.contains("makespan_s")) r.makespan_s = r.metrics["makespan_s"].get<double>();
+            // The simulated verdict (the memory timeline's peak) replaces the closed-form one.
+            if (const auto m = summary.find("memory"); m != summary.end() && m->contains("peak_bytes")) {
+              r.memory.need_bytes = (*m)["peak_bytes"].get<double>();
+              r.memory.fits = (*m)["fits"].get<bool>();
+              r.memory.overflow_bytes = (*m)["overflow_bytes"].get<double>();
+            }
           }
           if (!r.makespan_s) r.status = "failed", r.reason = p.error;
           progress.point_done(fmt::format("{} {}", r.plan.label, r.status), !r.makespan_s);
