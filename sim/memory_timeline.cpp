@@ -10,7 +10,7 @@ std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const Tas
                                              const std::vector<std::vector<LayerWindow>>& windows) {
   const bool train = in.run.phase == "train", decode = in.run.phase == "decode";
   const double held = base.weights_bytes + base.gradients_bytes + base.optimizer_states_bytes +
-                      (decode ? base.kv_cache_bytes : 0);
+                      base.framework_reserve_bytes + (decode ? base.kv_cache_bytes : 0);
   std::map<std::string, LayerMemory> by_kind;  // layer_memory depends on the kind only
   const std::size_t gpus = windows.empty() ? 0 : windows.front().size();
   std::vector<MemoryTimeline> out(gpus);

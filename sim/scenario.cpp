@@ -140,6 +140,7 @@ RunSpec read_run(MapReader& r) {
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
   run.dtypes = read_op_dtypes(r, run.dtype);
   run.oom_is_error = r.choice_or("on_oom", {"warn", "error"}, "warn") == "error";
+  run.memory_reserve_bytes = r.size_bytes_or("memory_reserve", run.memory_reserve_bytes);
   if (r.has("recompute") && run.phase != "train")
     r.fail("recompute", "activation recomputation applies to training (run.phase: train)");
   const std::string recompute = r.choice_or("recompute", {"none", "selective", "full"}, "none");

@@ -84,7 +84,8 @@ json resolved_scenario_json(const Scenario& s) {
             {"recompute", s.run.recompute == Recompute::FULL        ? "full"
                           : s.run.recompute == Recompute::SELECTIVE ? "selective"
                                                                     : "none"},
-            {"on_oom", s.run.oom_is_error ? "error" : "warn"}}},
+            {"on_oom", s.run.oom_is_error ? "error" : "warn"},
+            {"memory_reserve_bytes", bytes(s.run.memory_reserve_bytes)}}},
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
                         {"ep", s.parallel.ep}, {"zero", s.parallel.zero}, {"order", s.parallel.order},
                         {"sequence_parallel", s.parallel.sequence_parallel}, {"tp_comm_overlap", s.parallel.tp_comm_overlap},
@@ -169,6 +170,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                        {"activations", bytes(r.memory.activations_bytes)},
                        {"gradients", bytes(r.memory.gradients_bytes)},
                        {"optimizer_states", bytes(r.memory.optimizer_states_bytes)},
+                       {"framework_reserve", bytes(r.memory.framework_reserve_bytes)},
                        {"total", bytes(r.memory.total_bytes())},
                        {"peak", bytes(r.memory_peak_bytes)},
                        {"peak_t_s", r.memory_peak_t_s}}}});

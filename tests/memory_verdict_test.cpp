@@ -48,7 +48,9 @@ TEST_CASE("memory verdict: Llama-3-70B training at 256K on 32 H100s fits with fu
   //   ffn / tp = 3584. Full recomputation keeps each layer's input, t x 2 B x 1024 = 134,217,728; while the first
   //   backward layer recomputes, the 79 other inputs (10,603,200,512) sit beside its working set (which holds its
   //   own input): t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 4 x 128 + 1024 + 2 x 3584) = 1,577,058,304.
-  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,603,200,512 + 1,577,058,304 = 73,913,597,952 <= 80 GB.
+  //   + the framework reserve, 768 MiB = 805,306,368 (run.memory_reserve)
+  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,603,200,512 + 1,577,058,304 + 805,306,368
+  //         = 74,718,904,320 <= 80 GB.
   const auto load = [](std::vector<std::string> sets) {
     return test::scenario_from(R"(
 name: t
@@ -64,12 +66,13 @@ parallel: {cp: 4, tp: 8, sequence_parallel: true}
   CHECK(m.gradients_bytes == 17638096896.0);
   CHECK(m.optimizer_states_bytes == 26457145344.0);
   CHECK(m.activations_bytes == 10603200512.0 + 1577058304.0);
-  CHECK(m.total_bytes() == 73913597952.0);
+  CHECK(m.framework_reserve_bytes == 805306368.0);
+  CHECK(m.total_bytes() == 74718904320.0);
   CHECK(memory_verdict(m, tuned.platform.gpu.hbm_bytes).fits);
   // As written (no recomputation, no ZeRO): 80 working sets, 12 B x params of Adam states; activations largest.
   const MemoryVerdict plain = memory_verdict(prefill_memory(test::inputs_of(load({}))), 80e9);
   CHECK_FALSE(plain.fits);
-  CHECK(plain.need_bytes == 2 * 17638096896.0 + 12 * 8819048448.0 + 80 * 1577058304.0);
+  CHECK(plain.need_bytes == 2 * 17638096896.0 + 12 * 8819048448.0 + 80 * 1577058304.0 + 805306368.0);
   CHECK(plain.largest_term == "activations");
   // ZeRO-2 also shards gradients, ZeRO-3 weights (plus the largest layer, gathered: 2 B x 106,954,752).
   const MemoryBreakdown z3 = prefill_memory(test::inputs_of(load({"parallel.zero=3"})));
@@ -89,7 +92,7 @@ TEST_CASE("memory verdict: recomputation and ZeRO are training settings", "[memo
 }
 
 TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches overlap", "[memory][timeline]") {
-  // Llama-3-8B prefill, 2 layers on one GPU: held = weights; layer l adds kv + w at its first task and frees w
+  // Llama-3-8B prefill, 2 layers on one GPU: held = weights + reserve; layer l adds kv + w at its first task and frees w
   // at its last. Windows [0, 1] and [1, 2]: at t = 1 the first layer's w is freed before the second's is taken, so
   // the peak is weights + 2 kv + w (= the closed form), reached at t = 1.
   const Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=2"});
@@ -101,11 +104,12 @@ TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches ov
   g.add_layer("dense", "ring");
   const auto sequential = memory_timelines(in, g, base, {{{0, 1}}, {{1, 2}}});
   REQUIRE(sequential.size() == 1);
-  CHECK(sequential[0].peak_bytes == Approx(base.weights_bytes + 2 * l.kv_bytes + l.working_bytes));
+  const double held = base.weights_bytes + base.framework_reserve_bytes;
+  CHECK(sequential[0].peak_bytes == Approx(held + 2 * l.kv_bytes + l.working_bytes));
   CHECK(sequential[0].peak_bytes == Approx(base.total_bytes()));
   CHECK(sequential[0].peak_t_s == 1);
-  CHECK(sequential[0].points.back().second == Approx(base.weights_bytes + 2 * l.kv_bytes));  // after the last layer
+  CHECK(sequential[0].points.back().second == Approx(held + 2 * l.kv_bytes));  // after the last layer
   // Two micro-batches' layers at once (windows [0, 2] and [1, 3]): both working sets live in [1, 2].
   const auto overlapped = memory_timelines(in, g, base, {{{0, 2}}, {{1, 3}}});
-  CHECK(overlapped[0].peak_bytes == Approx(base.weights_bytes + 2 * l.kv_bytes + 2 * l.working_bytes));
+  CHECK(overlapped[0].peak_bytes == Approx(held + 2 * l.kv_bytes + 2 * l.working_bytes));
 }

@@ -69,6 +69,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
     m.kv_cache_seed_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
   }
+  m.framework_reserve_bytes = in.run.memory_reserve_bytes;
   const LayerMemory layer = layer_memory(in, "dense");  // activations do not depend on the attention kind
   m.activations_bytes = layer.working_bytes;
   if (in.run.phase == "train") {
@@ -125,7 +126,8 @@ MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes, do
                                                   {"kv_cache", m.kv_cache_bytes},
                                                   {"activations", m.activations_bytes},
                                                   {"gradients", m.gradients_bytes},
-                                                  {"optimizer_states", m.optimizer_states_bytes}};
+                                                  {"optimizer_states", m.optimizer_states_bytes},
+                                                  {"framework_reserve", m.framework_reserve_bytes}};
   for (const auto& [name, bytes] : terms)  // the first of equals, in this order
     if (bytes > v.largest_term_bytes) v.largest_term = name, v.largest_term_bytes = bytes;
   return v;

@@ -26,8 +26,10 @@ struct MemoryBreakdown {
   double activations_bytes = 0;
   double gradients_bytes = 0;         // training: one gradient per weight, in the run's dtype
   double optimizer_states_bytes = 0;  // training: Adam's fp32 master weights, m and v: 12 bytes per parameter
+  double framework_reserve_bytes = 0; // run.memory_reserve: the CUDA context and what the framework holds first
   double total_bytes() const {
-    return weights_bytes + kv_cache_bytes + activations_bytes + gradients_bytes + optimizer_states_bytes;
+    return weights_bytes + kv_cache_bytes + activations_bytes + gradients_bytes + optimizer_states_bytes +
+           framework_reserve_bytes;
   }
 };
 

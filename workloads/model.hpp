@@ -101,6 +101,10 @@ struct RunSpec {
   // run.on_oom: what a GPU whose memory exceeds its HBM does: warn (simulate, flag `fits: false`) or error (refuse).
   bool oom_is_error = false;
   Recompute recompute = Recompute::NONE;
+  // run.memory_reserve: memory a GPU holds before the model's first byte. The CUDA context alone takes ~700-800 MiB
+  // (PyTorch forums: 723 MiB after the first CUDA call, discuss.pytorch.org/t/73021; "~700+MB depending on the
+  // CUDA version", /t/81330); 768 MiB by default.
+  double memory_reserve_bytes = 768.0 * (1 << 20);
 };
 
 // A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
