@@ -78,12 +78,12 @@ std::string plans_csv(const std::vector<const PlanRow*>& ranked, const std::vect
 
 void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, const std::string& phase) {
   const char* figure = phase == "decode" ? "decode time" : phase == "train" ? "step time" : "TTFT";
-  std::cout << fmt::format("{:>4}  {:<44} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
+  std::cout << fmt::format("{:>4}  {:<52} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
                            "tokens/s/GPU", "memory", "fits", "exposed comm");
   for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
     const PlanRow& r = *ranked[i];
     const double exposed = r.metrics.contains("exposed_comm_max_s") ? r.metrics["exposed_comm_max_s"].get<double>() : 0;
-    std::cout << fmt::format("{:>4}  {:<44} {:>12} {:>14.1f} {:>11} {:>5} {:>12}\n", i + 1, r.plan.label,
+    std::cout << fmt::format("{:>4}  {:<52} {:>12} {:>14.1f} {:>11} {:>5} {:>12}\n", i + 1, r.plan.label,
                              format_time(*r.makespan_s), throughput_per_gpu(r), format_bytes(r.memory.need_bytes),
                              r.memory.fits ? "yes" : "no", format_time(exposed));
   }
@@ -98,82 +98,112 @@ int plan_search_command(const PlanSearchArgs& args) {
     const Scenario base = load_scenario(args.scenario.file, args.scenario.overrides);
     const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-    // 1. Every candidate through the loader and the memory model (in this process: no engine, closed forms).
+    const bool throughput = args.objective == "throughput";
+    const fs::path final_dir = args.output_dir.empty() ? fs::path("out") / (base.name + "-plan") : fs::path(args.output_dir);
+    OutputFolder out(final_dir);
+    const fs::path dir = out.staging();
     std::vector<PlanRow> rows;
-    for (auto& plan : plan_candidates(base, args.budget_gpus)) {
+    std::vector<std::optional<Scenario>> loaded;  // per row: the plan's scenario, for the second stage
+
+    // A candidate through the loader and the closed-form memory model (in this process: no engine).
+    auto judge = [&](PlanCandidate plan) {
       PlanRow r;
       r.plan = std::move(plan);
       std::vector<std::string> sets = args.scenario.overrides;
       sets.insert(sets.end(), r.plan.sets.begin(), r.plan.sets.end());
+      std::optional<Scenario> s;
       try {
-        const Scenario s = load_scenario(args.scenario.file, sets);
-        r.gpus = s.parallel.cp * s.parallel.tp * s.parallel.dp * s.parallel.pp;
-        r.tokens = double(s.run.batch) * (s.run.phase == "decode" ? s.run.new_tokens : double(s.run.seq_len));
-        r.memory = memory_verdict(prefill_memory({s.model, s.run, s.parallel, s.cp, s.platform.gpu}),
-                                  s.platform.gpu.hbm_bytes);
+        s = load_scenario(args.scenario.file, sets);
+        r.gpus = s->parallel.cp * s->parallel.tp * s->parallel.dp * s->parallel.pp;
+        r.tokens = double(s->run.batch) * s->run.micro_batches *
+                   (s->run.phase == "decode" ? s->run.new_tokens : double(s->run.seq_len));
+        r.memory = memory_verdict(prefill_memory({s->model, s->run, s->parallel, s->cp, s->platform.gpu}),
+                                  s->platform.gpu.hbm_bytes);
         r.status = r.memory.fits ? "ok" : "unfit";
       } catch (const InputError& e) {
         r.reason = e.what();
       }
       rows.push_back(std::move(r));
-    }
+      loaded.push_back(std::move(s));
+    };
+
+    // Rows `indices`, simulated in parallel: each is `cpsim run` of the base scenario with the plan's --set.
+    auto simulate = [&](const std::vector<std::size_t>& indices, const char* stage) {
+      std::vector<std::vector<std::string>> commands;
+      for (std::size_t i : indices) {
+        std::vector<std::string> argv = {"/proc/self/exe", "--log-level", "error", "run", args.scenario.file, "-o",
+                                         (dir / point_dir(i)).string()};
+        for (const auto& o : args.scenario.overrides) argv.insert(argv.end(), {"--set", o});
+        for (const auto& o : rows[i].plan.sets) argv.insert(argv.end(), {"--set", o});
+        argv.insert(argv.end(), {"--set", "outputs.trace=false"});
+        commands.push_back(std::move(argv));
+      }
+      std::cerr << fmt::format("plan: {}: simulating {} ({} at a time)\n", stage, indices.size(), jobs);
+      SweepProgress progress(std::cerr, indices.size(), ::isatty(STDERR_FILENO) == 1, "plan");
+      run_workers(
+          commands, jobs,
+          [&](std::size_t job, const WorkerOutcome& w) {
+            PlanRow& r = rows[indices[job]];
+            SweepPoint p;
+            if (!record_failure(p, w)) {
+              std::ifstream in(dir / point_dir(indices[job]) / "summary.json");
+              const auto summary = nlohmann::json::parse(in);
+              r.metrics = point_metrics(summary);
+              if (r.metrics.contains("makespan_s")) r.makespan_s = r.metrics["makespan_s"].get<double>();
+              // The simulated verdict (the memory timeline's peak) replaces the closed-form one.
+              if (const auto m = summary.find("memory"); m != summary.end() && m->contains("peak_bytes")) {
+                r.memory.need_bytes = (*m)["peak_bytes"].get<double>();
+                r.memory.fits = (*m)["fits"].get<bool>();
+                r.memory.overflow_bytes = (*m)["overflow_bytes"].get<double>();
+              }
+            }
+            if (!r.makespan_s) r.status = "failed", r.reason = p.error;
+            progress.point_done(fmt::format("{} {}", r.plan.label, r.status), !r.makespan_s);
+          },
+          [&] { progress.tick(); });
+      progress.finish();
+    };
+
+    auto rank = [&] {
+      std::vector<const PlanRow*> ranked;
+      for (const auto& r : rows)
+        if (r.makespan_s) ranked.push_back(&r);
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [&](const PlanRow* a, const PlanRow* b) { return ranks_before(*a, *b, throughput); });
+      return ranked;
+    };
+
+    // 1. Degrees and algorithms: judged, then the valid ones that fit simulated (all valid ones if none fits).
+    for (auto& plan : plan_candidates(base, args.budget_gpus)) judge(std::move(plan));
     const bool any_fits = std::any_of(rows.begin(), rows.end(), [](const PlanRow& r) { return r.status == "ok"; });
-    std::vector<std::size_t> to_simulate;
+    std::vector<std::size_t> first;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) to_simulate.push_back(i);
-    if (to_simulate.empty())
+      if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) first.push_back(i);
+    if (first.empty())
       throw InputError(fmt::format("{}:1:1: parallel: none of the {} candidate plans is valid (first: {})",
                                    args.scenario.file, rows.size(), rows.empty() ? "none" : rows.front().reason));
+    std::size_t invalid = 0, unfit = 0;
+    for (const auto& r : rows) invalid += r.status == "invalid", unfit += any_fits && r.status == "unfit";
+    std::cerr << fmt::format("plan: {} candidates, {} refused by the loader, {} do not fit\n", rows.size(), invalid,
+                             unfit);
+    simulate(first, "degrees and algorithms");
 
-    // 2. The survivors, simulated in parallel: each is `cpsim run` of the base scenario with the plan's --set.
-    const fs::path final_dir = args.output_dir.empty() ? fs::path("out") / (base.name + "-plan") : fs::path(args.output_dir);
-    OutputFolder out(final_dir);
-    const fs::path dir = out.staging();
-    std::vector<std::vector<std::string>> commands;
-    for (std::size_t i : to_simulate) {
-      std::vector<std::string> argv = {"/proc/self/exe", "--log-level", "error", "run", args.scenario.file, "-o",
-                                       (dir / point_dir(i)).string()};
-      for (const auto& o : args.scenario.overrides) argv.insert(argv.end(), {"--set", o});
-      for (const auto& o : rows[i].plan.sets) argv.insert(argv.end(), {"--set", o});
-      argv.insert(argv.end(), {"--set", "outputs.trace=false"});
-      commands.push_back(std::move(argv));
-    }
-    std::size_t skipped_invalid = 0, skipped_unfit = 0;
-    for (const auto& r : rows) skipped_invalid += r.status == "invalid", skipped_unfit += any_fits && r.status == "unfit";
-    std::cerr << fmt::format("plan: {} candidates, {} refused by the loader, {} do not fit; simulating {} ({} at a "
-                             "time)\n", rows.size(), skipped_invalid, skipped_unfit, to_simulate.size(), jobs);
-    SweepProgress progress(std::cerr, to_simulate.size(), ::isatty(STDERR_FILENO) == 1, "plan");
-    run_workers(
-        commands, jobs,
-        [&](std::size_t job, const WorkerOutcome& w) {
-          PlanRow& r = rows[to_simulate[job]];
-          SweepPoint p;
-          if (!record_failure(p, w)) {
-            std::ifstream in(dir / point_dir(to_simulate[job]) / "summary.json");
-            const auto summary = nlohmann::json::parse(in);
-            r.metrics = point_metrics(summary);
-            if (r.metrics.contains("makespan_s")) r.makespan_s = r.metrics["makespan_s"].get<double>();
-            // The simulated verdict (the memory timeline's peak) replaces the closed-form one.
-            if (const auto m = summary.find("memory"); m != summary.end() && m->contains("peak_bytes")) {
-              r.memory.need_bytes = (*m)["peak_bytes"].get<double>();
-              r.memory.fits = (*m)["fits"].get<bool>();
-              r.memory.overflow_bytes = (*m)["overflow_bytes"].get<double>();
-            }
-          }
-          if (!r.makespan_s) r.status = "failed", r.reason = p.error;
-          progress.point_done(fmt::format("{} {}", r.plan.label, r.status), !r.makespan_s);
-        },
-        [&] { progress.tick(); });
-    progress.finish();
+    // 2. The three best plans under other partitions, placement orders, contention modes (and micro-batches).
+    const std::size_t before = rows.size();
+    const auto leaders = rank();
+    std::vector<std::size_t> leader_rows;
+    for (std::size_t k = 0; k < leaders.size() && k < 3; ++k) leader_rows.push_back(std::size_t(leaders[k] - rows.data()));
+    for (std::size_t i : leader_rows)
+      if (loaded[i])
+        for (auto& variant : plan_refinements(*loaded[i], rows[i].plan, throughput)) judge(std::move(variant));
+    std::vector<std::size_t> second;
+    for (std::size_t i = before; i < rows.size(); ++i)
+      if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) second.push_back(i);
+    if (!second.empty()) simulate(second, "refinements of the three best");
 
     // 3. Ranked: fitting plans first, then the objective.
-    std::vector<const PlanRow*> ranked;
-    for (const auto& r : rows)
-      if (r.makespan_s) ranked.push_back(&r);
+    const auto ranked = rank();
     if (ranked.empty()) throw std::runtime_error("no candidate plan could be simulated");
-    const bool throughput = args.objective == "throughput";
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const PlanRow* a, const PlanRow* b) { return ranks_before(*a, *b, throughput); });
     AtomicFile csv((dir / "plans.csv").string());
     csv.stream() << plans_csv(ranked, rows);
     std::vector<std::string> winner_sets = args.scenario.overrides;

@@ -81,4 +81,31 @@ std::vector<PlanCandidate> plan_candidates(const Scenario& base, int gpu_budget)
   return out;
 }
 
+std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandidate& plan, bool throughput) {
+  std::vector<PlanCandidate> out;
+  auto variant = [&](const std::string& set, const std::string& label) {
+    PlanCandidate c = plan;
+    c.sets.push_back(set);
+    c.label += " " + label;
+    out.push_back(std::move(c));
+  };
+  const std::vector<std::string> kinds = kinds_of(s.model);
+  const bool dense_cp = s.parallel.cp > 1 && std::find(kinds.begin(), kinds.end(), "dense") != kinds.end();
+  if (dense_cp && (s.cp.dense.algorithm == "ring" || s.cp.dense.algorithm == "usp"))
+    for (const char* partition : {"zigzag", "contiguous", "striped"})
+      if (partition != std::string(partition_name(s.cp.dense.partition)))
+        variant(fmt::format("cp.dense.partition={}", partition), partition);
+  if (s.parallel.cp > 1 && s.parallel.tp > 1) {
+    const bool tp_inner = s.parallel.order.front() == "tp";
+    variant(tp_inner ? "parallel.order=[cp,tp,pp,dp]" : "parallel.order=[tp,cp,pp,dp]",
+            tp_inner ? "order=cp-inner" : "order=tp-inner");
+  }
+  if (s.parallel.cp > 1 && (s.parallel.tp > 1 || s.parallel.ep > 1))
+    for (const char* mode : {"fair", "exclusive", "staggered", "subtractive"})
+      if (mode != std::string(contention_mode_name(s.contention.mode)))
+        variant(fmt::format("contention.mode={}", mode), mode);
+  if (throughput && s.run.micro_batches == 1 && s.run.phase != "decode") variant("run.micro_batches=2", "mb=2");
+  return out;
+}
+
 }  // namespace cpsim

@@ -19,4 +19,11 @@ struct PlanCandidate {
 // `gpu_budget`: at most this many GPUs per plan (0: the platform's).
 std::vector<PlanCandidate> plan_candidates(const Scenario& base, int gpu_budget);
 
+// The second stage, for the best plans of the first: the same degrees and algorithms under the other dense
+// partitions (a ring's zigzag, contiguous, striped), the other placement order (CP innermost instead of TP) when both
+// are > 1, the other contention modes when TP or EP traffic meets CP traffic, and, for the throughput objective, two
+// interleaved micro-batches. Each variant changes one choice.
+// `plan_scenario` is the base scenario loaded with the plan's overrides.
+std::vector<PlanCandidate> plan_refinements(const Scenario& plan_scenario, const PlanCandidate& plan, bool throughput);
+
 }  // namespace cpsim

@@ -47,3 +47,19 @@ TEST_CASE("plan space: a MoE model spreads experts over 1, tp or tp x cp GPUs", 
                                            "cp=2 tp=2 ep=2 dsa=allgather", "cp=2 tp=2 ep=2 dsa=select-gather",
                                            "cp=2 tp=2 ep=4 dsa=allgather", "cp=2 tp=2 ep=4 dsa=select-gather"});
 }
+
+TEST_CASE("plan space: the second stage changes one choice of a plan at a time", "[plan]") {
+  // A ring plan at cp 4 x tp 2 (TP traffic meets CP traffic): the two other partitions, CP innermost, the three
+  // other contention modes; for throughput also two micro-batches.
+  const Scenario s = test::scenario_from(test::kSmallScenario, {"parallel.tp=2"});
+  const PlanCandidate plan{{"parallel.cp=4", "parallel.tp=2"}, "cp=4 tp=2 dense=ring"};
+  const std::vector<std::string> expected{"cp=4 tp=2 dense=ring contiguous", "cp=4 tp=2 dense=ring striped",
+                                          "cp=4 tp=2 dense=ring order=cp-inner", "cp=4 tp=2 dense=ring exclusive",
+                                          "cp=4 tp=2 dense=ring staggered", "cp=4 tp=2 dense=ring subtractive"};
+  CHECK(labels(plan_refinements(s, plan, false)) == expected);
+  const auto for_throughput = labels(plan_refinements(s, plan, true));
+  CHECK(for_throughput.back() == "cp=4 tp=2 dense=ring mb=2");
+  CHECK(plan_refinements(s, plan, true).back().sets.back() == "run.micro_batches=2");
+  // No CP: nothing to refine.
+  CHECK(plan_refinements(test::scenario_from(test::kSmallScenario, {"parallel.cp=1"}), plan, false).empty());
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cpsim plan --search` ranks the plans of its space and writes the winner as a runnable scenario. Oracles: on a
 # 2-GPU budget the space is small enough to run exhaustively by hand (tp 1 with cp 1 or 2 under ring, allgather and
-# ulysses; tp 2 with cp 1), and the winner must be the fastest of those runs; the winner's scenario, rerun, gives
+# ulysses; tp 2 with cp 1; the second stage adds the ring's contiguous and striped partitions, ring being among the
+# three best), and the winner must be the fastest of those runs; the winner's scenario, rerun, gives
 # the winner's makespan bit for bit; rows are ranked fits-first by makespan, then by least overflow.
 set -eu
 cpsim=$1; src=$2
@@ -18,7 +19,9 @@ grep -q "^   1  " "$tmp/table.txt" || fail "no ranked table on stdout"
 best=""
 for plan in "parallel.cp=1 parallel.tp=1" "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring" \
             "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=allgather" \
-            "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ulysses" "parallel.cp=1 parallel.tp=2"; do
+            "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ulysses" "parallel.cp=1 parallel.tp=2" \
+            "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring cp.dense.partition=contiguous" \
+            "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring cp.dense.partition=striped"; do
   sets=(); for s in $plan; do sets+=(--set "$s"); done
   dir="$tmp/hand-$(echo "$plan" | tr ' =.' '___')"
   "$cpsim" run scenarios/quickstart.yaml -o "$dir" "${common[@]}" "${sets[@]}" --set outputs.trace=false >/dev/null 2>&1
@@ -30,7 +33,7 @@ done
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 ranked = [r for r in rows if r["rank"]]
-assert len(ranked) == 5, [r["plan"] for r in rows]                      # the whole 2-GPU space was simulated
+assert len(ranked) == 7, [r["plan"] for r in rows]                      # the whole 2-GPU space was simulated
 hand = [float(x) for x in sys.argv[3:]]
 assert float(ranked[0]["makespan_s"]) == min(hand), (ranked[0], hand)   # the winner is the exhaustive optimum
 assert sorted(float(r["makespan_s"]) for r in ranked) == sorted(hand)
