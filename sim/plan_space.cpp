@@ -91,7 +91,7 @@ std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandida
   };
   const std::vector<std::string> kinds = kinds_of(s.model);
   const bool dense_cp = s.parallel.cp > 1 && std::find(kinds.begin(), kinds.end(), "dense") != kinds.end();
-  if (dense_cp && (s.cp.dense.algorithm == "ring" || s.cp.dense.algorithm == "usp"))
+  if (dense_cp && s.cp.dense.algorithm == "ring")  // the lowering that reads cp.dense.partition
     for (const char* partition : {"zigzag", "contiguous", "striped"})
       if (partition != std::string(partition_name(s.cp.dense.partition)))
         variant(fmt::format("cp.dense.partition={}", partition), partition);
