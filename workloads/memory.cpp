@@ -49,8 +49,6 @@ LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer) {
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   const ShardShape sh = shard_shape(in);
-  const double s = sh.activation_bytes, t = sh.tokens, d = in.model.d_model;  // run.dtypes.activations
-  const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
   MemoryBreakdown m;
   const double s_embed = dtype_bytes(in.run.dtype);  // embeddings stay in run.dtype
   m.weights_bytes = in.model.embedding_params() / in.parallel.tp * s_embed;
