@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/atomic_file.hpp"
+#include "sim/cmd_guard.hpp"
 #include "sim/output_folder.hpp"
 #include "sim/plan_space.hpp"
 #include "sim/scenario.hpp"
@@ -92,7 +93,7 @@ void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, con
 }  // namespace
 
 int plan_search_command(const PlanSearchArgs& args) {
-  try {
+  return guarded(args.scenario, [&] {
     if (args.objective != "latency" && args.objective != "throughput")
       throw InputError(fmt::format("--objective:1:1: objective: '{}': latency or throughput", args.objective));
     const Scenario base = load_scenario(args.scenario.file, args.scenario.overrides);
@@ -223,16 +224,7 @@ int plan_search_command(const PlanSearchArgs& args) {
     std::cerr << fmt::format("plan: best {} ({}); wrote {}/plans.csv and winner.yaml\n", ranked.front()->plan.label,
                              format_time(*ranked.front()->makespan_s), final_dir.string());
     return 0;
-  } catch (const WorkloadTooLarge& e) {
-    std::cerr << fmt::format("{}:1:1: {}: {}", args.scenario.file, e.key, e.what()) << "\n";
-    return 2;
-  } catch (const InputError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cpsim plan: " << e.what() << "\n";
-    return 1;
-  }
+  }, "cpsim plan: ");
 }
 
 }  // namespace cpsim

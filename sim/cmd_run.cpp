@@ -8,6 +8,7 @@
 
 #include "platforms/xml_writer.hpp"
 #include "sim/atomic_file.hpp"
+#include "sim/cmd_guard.hpp"
 #include "sim/output_folder.hpp"
 #include "sim/executor.hpp"
 #include "sim/executor_raw_ring.hpp"
@@ -23,24 +24,6 @@
 
 namespace cpsim {
 namespace {
-
-// Runs `body`, turning user-input errors into a one-line message and exit code 2, and anything else that stops a
-// run (an output folder that cannot be written, a generator bug) into a one-line message and exit code 1.
-template <class F>
-int guarded(const ScenarioArgs& args, F&& body) {
-  try {
-    return body();
-  } catch (const WorkloadTooLarge& e) {  // an input the machine cannot hold: refused like any input mistake
-    std::cerr << fmt::format("{}:1:1: {}: {}", args.file, e.key, e.what()) << "\n";
-    return 2;
-  } catch (const InputError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cpsim: error: " << e.what() << "\n";
-    return 1;
-  }
-}
 
 void log_headline(const Scenario& s, const Metrics& m) {
   spdlog::info("{}: makespan {} over {} layers ({} tasks, {} flows)", s.name, format_time(m.makespan_s),
