@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "platforms/platform_spec.hpp"
-#include "sim/units.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/units.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 namespace cpsim {
 namespace {

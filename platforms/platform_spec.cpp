@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "platforms/xml_platform.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 namespace cpsim {
 namespace fs = std::filesystem;

@@ -9,9 +9,9 @@
 
 #include "platforms/topology.hpp"
 #include "platforms/xml_platform.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 #include "workloads/task_graph.hpp"
-#include "sim/output_folder.hpp"
+#include "sim/report/output_folder.hpp"
 
 namespace sg4 = simgrid::s4u;
 

@@ -13,9 +13,9 @@
 #include <cctype>
 #include <set>
 
-#include "sim/input_limits.hpp"
-#include "sim/units.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/input_limits.hpp"
+#include "sim/scenario/units.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 namespace cpsim {
 namespace {

@@ -3,7 +3,7 @@
 // (B = 450 GB/s per direction, route latency 2 us). Oracles derived by hand beside each assertion.
 #include <catch2/catch.hpp>
 
-#include "sim/contention_policy.hpp"
+#include "sim/engine/contention_policy.hpp"
 #include "support.hpp"
 
 using namespace cpsim;
@@ -93,7 +93,7 @@ TEST_CASE("contention: exclusive serves a GPU first come, first served", "[conte
 }
 
 TEST_CASE("contention: the policies' answers, without an engine", "[contention][policy]") {
-  // One CP and one TP flow on a link / GPU pair; oracles from the mode definitions (sim/contention.hpp).
+  // One CP and one TP flow on a link / GPU pair; oracles from the mode definitions (sim/engine/contention.hpp).
   ClassCounts cp_and_tp{}, tp_only{}, none{};
   cp_and_tp[int(Traffic::CP)] = 1, cp_and_tp[int(Traffic::TP)] = 1;
   tp_only[int(Traffic::TP)] = 1;

@@ -2,7 +2,7 @@
 // from the closed forms cpsim uses. Oracle: the seed's text, quoted beside each assertion (MB in the seed = MiB).
 #include <catch2/catch.hpp>
 
-#include "sim/volume_table.hpp"
+#include "sim/report/volume_table.hpp"
 #include "workloads/block_selection.hpp"
 #include "workloads/hetero_volumes.hpp"
 

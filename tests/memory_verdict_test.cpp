@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
-#include "sim/memory_timeline.hpp"
+#include "sim/engine/memory_timeline.hpp"
 #include "workloads/memory.hpp"
 
 using namespace cpsim;

@@ -12,7 +12,7 @@
 #include <map>
 #include <numeric>
 
-#include "sim/executor.hpp"
+#include "sim/engine/executor.hpp"
 #include "support.hpp"
 #include "workloads/nccl_collectives.hpp"
 

@@ -1,7 +1,7 @@
-// The plan space of `cpsim plan --search` (sim/plan_space.cpp). Oracles: the candidates enumerated by hand.
+// The plan space of `cpsim plan --search` (sim/plan/plan_space.cpp). Oracles: the candidates enumerated by hand.
 #include <catch2/catch.hpp>
 
-#include "sim/plan_space.hpp"
+#include "sim/plan/plan_space.hpp"
 #include "support.hpp"
 
 using namespace cpsim;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 using namespace cpsim;
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "sim/executor.hpp"
-#include "sim/metrics.hpp"
-#include "sim/scenario.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/report/metrics.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "workloads/decode.hpp"
 
 namespace cpsim::test {

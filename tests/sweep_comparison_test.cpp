@@ -2,7 +2,7 @@
 // fastest candidate and how far behind the runner-up is. Oracle: the hand-made record below.
 #include <catch2/catch.hpp>
 
-#include "sim/sweep_comparison.hpp"
+#include "sim/sweep/sweep_comparison.hpp"
 
 using namespace cpsim;
 

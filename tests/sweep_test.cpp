@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 
 #include "support.hpp"
-#include "sim/sweep_metrics.hpp"
-#include "sim/sweep_spec.hpp"
-#include "sim/sweep_table.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/sweep/sweep_metrics.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+#include "sim/sweep/sweep_table.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 using namespace cpsim;
 

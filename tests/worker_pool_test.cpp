@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "support.hpp"
-#include "sim/run_progress.hpp"
-#include "sim/sweep_progress.hpp"
-#include "sim/worker_pool.hpp"
+#include "sim/engine/run_progress.hpp"
+#include "sim/sweep/sweep_progress.hpp"
+#include "sim/sweep/worker_pool.hpp"
 
 using namespace cpsim;
 

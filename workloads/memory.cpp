@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
-#include "sim/units.hpp"
+#include "sim/scenario/units.hpp"
 
 namespace cpsim {
 namespace {

@@ -43,7 +43,7 @@ LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer);
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in);
 
-// One layer's share, for the memory timeline (sim/memory_timeline.cpp): the KV it caches (inference), its working
+// One layer's share, for the memory timeline (sim/engine/memory_timeline.cpp): the KV it caches (inference), its working
 // set while it runs, and what a training forward keeps of it for the backward pass (run.recompute). The closed
 // form above is built from the same pieces.
 struct LayerMemory {

@@ -1,5 +1,5 @@
 // The pure data a workload generator reads: the model architecture, the run (phase, lengths, batch, dtype)
-// and the parallel plan. Loaded from YAML by sim/scenario.cpp; no parsing here.
+// and the parallel plan. Loaded from YAML by sim/scenario/scenario.cpp; no parsing here.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -1,6 +1,6 @@
 #include "workloads/prefill.hpp"
 
-#include "sim/units.hpp"
+#include "sim/scenario/units.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,7 +9,7 @@
 #include <deque>
 #include <optional>
 
-#include "sim/units.hpp"
+#include "sim/scenario/units.hpp"
 #include "workloads/attention_lowering.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Numbers out of range on the command line (issue: hardening, "Numbers: range, width, NaN"): every case must exit 2
-# with exactly one line on stderr, the expected one (oracle: the documented limits, sim/input_limits.hpp and
+# with exactly one line on stderr, the expected one (oracle: the documented limits, sim/scenario/input_limits.hpp and
 # docs/robustness.md), and write nothing. Usage: bad_numbers.sh CPSIM SOURCE_DIR
 set -u
 cpsim=$1; src=$2

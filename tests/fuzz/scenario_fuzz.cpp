@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "platforms/xml_platform.hpp"
-#include "sim/scenario.hpp"
-#include "sim/yaml_reader.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/yaml_reader.hpp"
 
 namespace {
 

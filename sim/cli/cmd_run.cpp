@@ -1,0 +1,149 @@
+#include "sim/cli/cmd_run.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "platforms/xml_writer.hpp"
+#include "sim/report/atomic_file.hpp"
+#include "sim/cli/cmd_guard.hpp"
+#include "sim/report/output_folder.hpp"
+#include "sim/engine/executor.hpp"
+#include "sim/engine/executor_raw_ring.hpp"
+#include "sim/cli/cmd_run_auto.hpp"
+#include "sim/report/metrics.hpp"
+#include "sim/engine/run_progress.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/report/summary_writer.hpp"
+#include "sim/report/trace_writer.hpp"
+#include "sim/scenario/units.hpp"
+#include "sim/scenario/yaml_reader.hpp"
+#include "workloads/decode.hpp"
+
+namespace cpsim {
+namespace {
+
+void log_headline(const Scenario& s, const Metrics& m) {
+  spdlog::info("{}: makespan {} over {} layers ({} tasks, {} flows)", s.name, format_time(m.makespan_s),
+               m.layers.size(), m.tasks, m.flows);
+  for (const auto& v : m.volumes)
+    spdlog::info("  {} / {}: {} received per rank per layer (formula: {})", v.layer_kind, v.cp_algorithm,
+                 format_bytes(v.simulated_bytes), v.formula_bytes ? format_bytes(*v.formula_bytes) : "n/a");
+  // Contention, summed over GPUs, when the run has any (docs/contention.md).
+  ContentionMetrics c;
+  for (const auto& r : m.ranks) {
+    c.cp_overlap_with_tp_ep_s += r.contention.cp_overlap_with_tp_ep_s;
+    c.flow_wait_s += r.contention.flow_wait_s;
+    c.flow_slowdown_s += r.contention.flow_slowdown_s;
+    c.compute_slowdown_s += r.contention.compute_slowdown_s;
+  }
+  if (c.cp_overlap_with_tp_ep_s + c.flow_wait_s + c.flow_slowdown_s + c.compute_slowdown_s > 0)
+    spdlog::info("  contention ({}), summed over GPUs: CP overlapping other traffic {}, flows waiting {}, bandwidth "
+                 "lost {}, compute slowdown {}", contention_mode_name(s.contention.mode),
+                 format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
+                 format_time(c.compute_slowdown_s));
+  if (!s.parallel.tp_comm_overlap_off.empty()) spdlog::info("  tp_comm_overlap off: {}", s.parallel.tp_comm_overlap_off);
+  if (!m.memory.fits)
+    spdlog::warn("  does not fit: GPU {} {} (run.on_oom: error refuses such plans)", m.memory_peak_gpu,
+                 describe_overflow(m.memory));
+}
+
+// What `run` would refuse before simulating, for `validate`: the workload's size (run.max_tasks) and the platform as
+// the engine loads it, with a route for every pair of GPUs the workload sends between (both candidates of `auto`).
+void check_runnable(const Scenario& scenario) {
+  std::vector<std::string> algorithms{scenario.cp.dense.algorithm};
+  if (algorithms.front() == "auto") algorithms = {"ring", "pass-q"};
+  for (const auto& algorithm : algorithms) {
+    Scenario s = scenario;
+    s.cp.dense.algorithm = algorithm;
+    const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
+    check_executable(generate_workload(inputs, s.platform.gpu_count()), s.platform);
+  }
+}
+
+}  // namespace
+
+int run_command(const ScenarioArgs& args, const std::string& output_dir) {
+  return guarded(args, [&] {
+    Scenario scenario = load_scenario(args.file, args.overrides);
+    const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
+    std::optional<AutoChoice> auto_choice;
+    if (scenario.cp.dense.algorithm == "auto") auto_choice = resolve_auto_algorithm(scenario);
+
+    const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu, &scenario.platform};
+    const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
+    spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
+                 scenario.parallel.cp * scenario.parallel.tp);
+    const ExecutionResult result = [&] {
+      RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
+      return execute(graph, scenario.platform, scenario.contention,
+                     [&progress](std::size_t done, std::size_t total, double t_s) { progress.update(done, total, t_s); });
+    }();
+    spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
+    const Metrics metrics = compute_metrics(scenario, graph, result);
+
+    OutputFolder out(dir);  // written whole into a staging sibling, swapped in by commit()
+    const std::string staged = out.staging().string();
+    std::optional<AtomicFile> trace_file;
+    TraceStats trace;
+    const std::string trace_name = scenario.gzip_trace ? "trace.json.gz" : "trace.json";
+    if (scenario.write_trace) {
+      trace_file.emplace(staged + "/" + trace_name,
+                         scenario.gzip_trace ? AtomicFile::Compression::GZIP : AtomicFile::Compression::NONE);
+      trace = write_trace(trace_file->stream(), scenario, graph, result, &metrics.memory_timelines);
+    }
+    AtomicFile summary(staged + "/summary.json");
+    auto summary_doc = summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr);
+    if (auto_choice) summary_doc["cp_auto"] = auto_choice_json(*auto_choice);
+    summary.stream() << summary_doc.dump(2) << "\n";
+    if (trace_file) trace_file->commit();
+    summary.commit();
+    out.commit();
+    log_headline(scenario, metrics);
+    spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and " + trace_name : "");
+    return 0;
+  });
+}
+
+int validate_command(const ScenarioArgs& args) {
+  return guarded(args, [&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    check_runnable(s);
+    std::cout << fmt::format("{}: ok ({} x {} GPUs, {} layers of {}, S = {}, cp = {}, tp = {})\n", args.file,
+                             s.platform.nodes, s.platform.gpus_per_node, s.model.layers, s.model.name, s.run.seq_len,
+                             s.parallel.cp, s.parallel.tp);
+    return 0;
+  });
+}
+
+int platform_command(const ScenarioArgs& args, const std::string& xml_out) {
+  return guarded(args, [&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    if (!s.platform.xml_file.empty())
+      throw InputError(fmt::format("{}:1:1: platform.file: the platform is already an XML file ({})", args.file,
+                                   s.platform.xml_file));
+    write_file_atomically(xml_out, platform_xml(s.platform));
+    spdlog::info("wrote {} ({} GPUs)", xml_out, s.platform.gpu_count());
+    return 0;
+  });
+}
+
+int engine_bench_command(const ScenarioArgs& args, std::size_t flows, double bytes) {
+  return guarded(args, [&] {
+    const Scenario s = load_scenario(args.file, args.overrides);
+    const EngineBenchResult r = run_engine_bench(s.platform, flows, bytes);
+    const nlohmann::ordered_json out = {{"gpus", r.gpus},
+                                        {"platform_build_s", r.platform_build_s},
+                                        {"ring_flows", r.ring_flows},
+                                        {"ring_bytes_per_flow", bytes},
+                                        {"ring_wall_s", r.ring_wall_s},
+                                        {"ring_flows_per_s", r.ring_flows / r.ring_wall_s},
+                                        {"ring_simulated_s", r.ring_simulated_s}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  });
+}
+
+}  // namespace cpsim

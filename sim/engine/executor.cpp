@@ -1,0 +1,342 @@
+#include "sim/engine/executor.hpp"
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <list>
+#include <map>
+#include <tuple>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+#include <spdlog/spdlog.h>
+#include <stdexcept>
+#include <xbt/log.h>
+
+#include "platforms/simgrid_platform.hpp"
+#include "sim/engine/contention_policy.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace cpsim {
+namespace {
+
+// The hosts flows run between: one platform, or (a policy isolating traffic classes, on a generated platform) one
+// disjoint copy of the network per traffic class the graph uses, so each class runs exactly as if alone.
+class Network {
+ public:
+  Network(std::vector<std::vector<sg4::Host*>> copies, std::array<int, kTrafficClasses> copy_of_class)
+      : copies_(std::move(copies)), copy_of_class_(copy_of_class) {}
+  sg4::Host* host(Traffic cls, int gpu) const { return copies_[copy_of(cls)][gpu]; }
+  int copy_of(Traffic cls) const { return copy_of_class_[int(cls)]; }
+  int gpus() const { return static_cast<int>(copies_.front().size()); }
+  bool isolated() const { return copies_.size() > 1; }
+
+ private:
+  std::vector<std::vector<sg4::Host*>> copies_;
+  std::array<int, kTrafficClasses> copy_of_class_;
+};
+
+Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const TaskGraph& g,
+                      const ContentionPolicy& policy) {
+  std::array<bool, kTrafficClasses> used{};
+  for (const Task& t : g.tasks())
+    if (t.kind == TaskKind::FLOW) used[int(t.traffic)] = true;
+  std::array<int, kTrafficClasses> copy_of_class{};
+  std::vector<std::string> prefixes;
+  for (int c = 0; c < kTrafficClasses; ++c)
+    if (used[c]) {
+      copy_of_class[c] = static_cast<int>(prefixes.size());
+      prefixes.push_back(traffic_name(Traffic(c)) + std::string("/"));
+    }
+  // An XML platform cannot be copied: there the policy's link capacities approximate the isolation.
+  if (!policy.isolates_classes() || !platform.xml_file.empty() || prefixes.size() < 2)
+    return Network({build_simgrid_platform(engine, platform, g.gpu_pairs())}, {});
+  return Network(build_network_copies(engine, platform, prefixes, g.gpu_pairs()), copy_of_class);
+}
+
+class DagRunner {
+ public:
+  DagRunner(const TaskGraph& graph, const Network& net, std::vector<sg4::Link*> links, const ContentionPolicy& policy,
+            ExecutionResult& out, const ProgressFn& progress)
+      : g_(graph), net_(net), links_(std::move(links)), policy_(policy), progress_(progress),
+        shape_links_(policy.shapes_links() && !net.isolated()), out_(out),
+        waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
+        gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
+    for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
+  }
+
+  void run(sg4::Engine& engine) {
+    // Signals are process-wide and persist: cpsim runs one simulation per process, so connecting here is safe.
+    sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { on_done(a); });
+    sg4::Engine::on_time_advance_cb([this](double) { finished_.clear(); });
+    for (std::size_t i = 0; i < waiting_.size(); ++i)
+      if (waiting_[i] == 0) start(static_cast<TaskId>(i));
+    engine.run();
+    finished_.clear();
+    if (completed_ != g_.tasks().size()) report_stuck();
+  }
+
+ private:
+  void start(TaskId id) {
+    const Task& t = g_.task(id);
+    out_.ready_s[id] = sg4::Engine::get_clock();
+    if (t.kind == TaskKind::COMPUTE) {
+      // The roofline already decided the duration and a GPU's kernels run one at a time (FIFO stream), so a
+      // compute task is a timer: no resource to share, and no entry in SimGrid 3.32's O(in-flight) activity list.
+      const double now = sg4::Engine::get_clock();
+      running_[t.gpu] = {id, now, now, t.duration_s, policy_.compute_stretch(kernels_on(t.gpu)), nullptr};
+      schedule_kernel_end(t.gpu);
+    } else if (!policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(gpu_queued_, t))) {
+      enqueue(id);  // e.g. exclusive: another class is busy on, or already waiting for, one of its GPUs
+    } else {
+      launch_flow(id);
+    }
+  }
+
+  // The GPU's running kernel ends when its remaining roofline time, stretched by the SMs comm kernels hold
+  // (subtractive; 1 otherwise), has passed.
+  void schedule_kernel_end(int gpu) {
+    RunningKernel& k = running_[gpu];
+    k.timer = simgrid::kernel::timer::Timer::set(k.updated_s + k.remaining_s * k.stretch, [this, gpu] {
+      const RunningKernel done = running_[gpu];
+      running_[gpu].timer = nullptr;  // the engine deletes a timer once it has fired
+      complete(done.id, done.start_s, sg4::Engine::get_clock());
+    });
+  }
+
+  // Comm kernels touching `gpu` started or ended: its running kernel goes on at the new rate (subtractive).
+  void restretch(int gpu) {
+    RunningKernel& k = running_[gpu];
+    if (!k.timer) return;
+    const double stretch = policy_.compute_stretch(kernels_on(gpu));
+    if (stretch == k.stretch) return;
+    const double now = sg4::Engine::get_clock();
+    k.remaining_s = std::max(0.0, k.remaining_s - (now - k.updated_s) / k.stretch);
+    k.updated_s = now;
+    k.stretch = stretch;
+    k.timer->remove();
+    schedule_kernel_end(gpu);
+  }
+
+  // An admitted flow holds its place (counts, exclusive admission) from now on; its bytes move after its fixed
+  // cost (calibrated protocol and call latency) and its route's wire latency, which a timer spends without touching
+  // the network (the links themselves carry no latency: see execute()).
+  void launch_flow(TaskId id) {
+    const Task& t = g_.task(id);
+    account_flow(id, +1);
+    out_.start_s[id] = sg4::Engine::get_clock();
+    const double wait_s = t.duration_s + out_.routes[out_.route_of_task[id]].latency_s;
+    if (wait_s <= 0) return move_bytes(id);
+    // Flows of one collective step (or symmetric ring hops) share a deadline: one engine timer moves them all.
+    auto [it, fresh] = overheads_.try_emplace(out_.start_s[id] + wait_s);
+    it->second.push_back(id);
+    if (fresh)
+      simgrid::kernel::timer::Timer::set(it->first, [this, deadline = it->first] {
+        const auto node = overheads_.extract(deadline);
+        for (TaskId f : node.mapped()) move_bytes(f);
+      });
+  }
+
+  void move_bytes(TaskId id) {
+    const Task& t = g_.task(id);
+    sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
+    c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
+    c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
+    live_[id] = c;
+    c->start();
+  }
+
+  // Comm kernels running on a GPU: one per traffic class with flows in flight there (sim/engine/contention_policy.cpp).
+  int kernels_on(int gpu) const {
+    int n = 0;
+    for (int c : gpu_classes_[gpu]) n += c > 0;
+    return n;
+  }
+
+  // Per-class counts over a flow's sender and receiver.
+  static ClassCounts on_pair(const std::vector<ClassCounts>& per_gpu, const Task& t) {
+    ClassCounts c = per_gpu[t.gpu];
+    for (int k = 0; k < kTrafficClasses; ++k) c[k] += per_gpu[t.peer][k];
+    return c;
+  }
+
+  void enqueue(TaskId id) {
+    const Task& t = g_.task(id);
+    queued_.push_back(id);
+    ++gpu_queued_[t.gpu][int(t.traffic)];
+    ++gpu_queued_[t.peer][int(t.traffic)];
+  }
+
+  // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the policy.
+  void account_flow(TaskId id, int delta) {
+    const Task& t = g_.task(id);
+    const int cls = int(t.traffic);
+    gpu_classes_[t.gpu][cls] += delta;
+    gpu_classes_[t.peer][cls] += delta;
+    if (policy_.stretches_compute()) restretch(t.gpu), restretch(t.peer);
+    if (!shape_links_) return;
+    for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
+      link_classes_[l][cls] += delta;
+      links_[l]->set_bandwidth(policy_.link_capacity_Bps(out_.link_bw_Bps[l], link_classes_[l]));
+    }
+  }
+
+  // Start, in readiness order, every queued flow the policy now admits, given the flows still queued before it.
+  void drain_queue() {
+    std::vector<ClassCounts> ahead(gpu_queued_.size());  // flows left queued so far in this pass, per GPU and class
+    for (auto it = queued_.begin(); it != queued_.end();) {
+      const Task& t = g_.task(*it);
+      if (policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(ahead, t))) {
+        const TaskId id = *it;
+        it = queued_.erase(it);
+        --gpu_queued_[t.gpu][int(t.traffic)];
+        --gpu_queued_[t.peer][int(t.traffic)];
+        launch_flow(id);
+      } else {
+        ++ahead[t.gpu][int(t.traffic)];
+        ++ahead[t.peer][int(t.traffic)];
+        ++it;
+      }
+    }
+  }
+
+  void on_done(const sg4::Activity& a) {
+    const auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
+    if (tag == 0) return;
+    const TaskId id = static_cast<TaskId>(tag - 1);
+    finished_.push_back(std::move(live_[id]));  // released once the clock moves on, never inside its own callback
+    account_flow(id, -1);
+    complete(id, out_.start_s[id], a.get_finish_time());
+    if (!queued_.empty()) drain_queue();
+  }
+
+  void complete(TaskId id, double start_s, double finish_s) {
+    out_.start_s[id] = start_s;
+    out_.finish_s[id] = finish_s;
+    ++completed_;
+    if (progress_ && completed_ % 4096 == 0) report_progress();
+    for (TaskId s : g_.successors(id))
+      if (--waiting_[s] == 0) start(s);
+  }
+
+  void report_progress() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_report_ < std::chrono::milliseconds(500)) return;
+    last_report_ = now;
+    progress_(completed_, g_.tasks().size(), sg4::Engine::get_clock());
+  }
+
+  // A generator bug: name the cycle if there is one (check_acyclic throws), else the first tasks left waiting.
+  void report_stuck() const {
+    g_.check_acyclic();
+    std::string stuck;
+    int shown = 0;
+    for (std::size_t i = 0; i < waiting_.size() && shown < 5; ++i)
+      if (waiting_[i] > 0 || live_[i]) {
+        stuck += (shown++ ? "; " : "") + describe_task(g_, static_cast<TaskId>(i));
+      }
+    throw std::logic_error(fmt::format("simulation stopped with {} of {} tasks done; stuck: {}", completed_,
+                                       g_.tasks().size(), stuck));
+  }
+
+  const TaskGraph& g_;
+  const Network& net_;
+  std::vector<sg4::Link*> links_;  // indexed like ExecutionResult::link_names
+  const ContentionPolicy& policy_;
+  const ProgressFn& progress_;
+  bool shape_links_;  // re-set link capacities as flows come and go (not on class-isolated networks)
+  ExecutionResult& out_;
+  std::vector<std::uint32_t> waiting_;
+  std::vector<sg4::ActivityPtr> live_;
+  std::vector<sg4::ActivityPtr> finished_;
+  std::size_t completed_ = 0;
+  std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
+  std::vector<ClassCounts> link_classes_;  // flows in flight per link and traffic class
+  std::vector<ClassCounts> gpu_classes_;   // flows in flight touching a GPU, per traffic class
+  std::list<TaskId> queued_;               // ready flows the policy has not admitted yet (exclusive)
+  std::map<double, std::vector<TaskId>> overheads_;  // admitted flows paying their fixed cost, by when it ends
+  std::vector<ClassCounts> gpu_queued_;    // queued flows touching a GPU, per traffic class
+  struct RunningKernel {
+    TaskId id = 0;
+    double start_s = 0, updated_s = 0;  // when it started; when remaining_s and stretch were last set
+    double remaining_s = 0;             // roofline time left at updated_s
+    double stretch = 1;
+    simgrid::kernel::timer::Timer* timer = nullptr;  // its end; null when the GPU computes nothing
+  };
+  std::vector<RunningKernel> running_;  // per GPU: its stream runs one kernel at a time
+};
+
+// Records the route of every (network copy, src, dst) the graph uses, with its latency and directed links.
+std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, ExecutionResult& out) {
+  std::vector<sg4::Link*> link_ptrs;
+  std::map<std::tuple<int, int, int>, std::int32_t> route_ids;  // (network copy, src, dst)
+  std::map<const sg4::Link*, std::uint32_t> link_ids;
+  out.route_of_task.assign(g.tasks().size(), -1);
+  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+    const Task& t = g.tasks()[i];
+    if (t.kind != TaskKind::FLOW) continue;
+    auto [it, fresh] = route_ids.try_emplace({net.copy_of(t.traffic), t.gpu, t.peer},
+                                             static_cast<std::int32_t>(out.routes.size()));
+    if (fresh) {
+      std::vector<sg4::Link*> links;
+      FlowRoute r;
+      net.host(t.traffic, t.gpu)->route_to(net.host(t.traffic, t.peer), links, &r.latency_s);
+      if (links.empty() && t.gpu != t.peer)  // the platform builder refuses missing routes first
+        throw std::logic_error(fmt::format("no route from GPU {} to GPU {}", t.gpu, t.peer));
+      for (const sg4::Link* l : links) {
+        auto [lit, new_link] = link_ids.try_emplace(l, static_cast<std::uint32_t>(out.link_names.size()));
+        if (new_link) {
+          link_ptrs.push_back(const_cast<sg4::Link*>(l));
+          out.link_names.push_back(l->get_name());
+          out.link_bw_Bps.push_back(l->get_bandwidth());
+        }
+        r.links.push_back(lit->second);
+      }
+      out.routes.push_back(std::move(r));
+    }
+    out.route_of_task[i] = it->second;
+  }
+  return link_ptrs;
+}
+
+}  // namespace
+
+void check_executable(const TaskGraph& graph, const PlatformSpec& platform) {
+  const auto engine = start_engine();
+  (void)build_simgrid_platform(*engine, platform, graph.gpu_pairs());
+}
+
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention,
+                        const ProgressFn& progress) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const auto engine = start_engine();
+  const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
+  const Network net = build_network(*engine, platform, graph, *policy);
+  spdlog::info("platform: {} GPUs built in {:.3f} s{}", net.gpus(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(),
+               net.isolated() ? ", one network copy per traffic class" : "");
+
+  ExecutionResult out;
+  out.start_s.assign(graph.tasks().size(), 0);
+  out.finish_s.assign(graph.tasks().size(), 0);
+  out.ready_s.assign(graph.tasks().size(), 0);
+  auto links = record_routes(graph, net, out);
+  // CM02 shares a link among flows in proportion to 1 / route latency (TCP's RTT unfairness; research notes, 4.4):
+  // a PXN flow (7 us) would get 2/9 of the share of an NVLink flow (2 us) on the same port, which NVLink and NIC
+  // arbitration do not do. Each flow pays its route's latency on its own timer instead, and the links carry none:
+  // every flow on a link then has the same weight, and a lone flow still takes latency + bytes / bandwidth.
+  for (sg4::Link* l : engine->get_all_links()) l->set_latency(0);
+  const double t0 = sg4::Engine::get_clock();
+  DagRunner(graph, net, std::move(links), *policy, out, progress).run(*engine);
+  for (auto& t : out.start_s) t -= t0;
+  for (auto& t : out.ready_s) t -= t0;
+  for (auto& t : out.finish_s) {
+    t -= t0;
+    out.makespan_s = std::max(out.makespan_s, t);
+  }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,43 @@
+// Runs a TaskGraph on a SimGrid platform. Each compute task is an Exec on its GPU host lasting exactly its roofline
+// time; each flow is a host-to-host Comm of its payload, so SimGrid's network model decides its duration (latency +
+// bytes/bandwidth alone, max-min shares under contention). Tasks start the moment their last prerequisite ends
+// (DAG mode: no actors). This header stays free of SimGrid.
+#pragma once
+#include <functional>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platforms/platform_spec.hpp"
+#include "sim/engine/contention.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace cpsim {
+
+struct FlowRoute {
+  double latency_s = 0;
+  std::vector<std::uint32_t> links;  // directed links, indices into ExecutionResult::link_names
+};
+
+struct ExecutionResult {
+  std::vector<double> start_s;   // per task
+  std::vector<double> finish_s;  // per task
+  std::vector<double> ready_s;   // per task: when its last prerequisite ended (a flow may wait longer: exclusive)
+  std::vector<std::int32_t> route_of_task;  // per task: index into routes, -1 for compute
+  std::vector<FlowRoute> routes;            // one per (src, dst) pair used
+  std::vector<std::string> link_names;      // directed links, e.g. "n0_nvl3_UP"
+  std::vector<double> link_bw_Bps;
+  double makespan_s = 0;
+  double wall_s = 0;  // host time spent in the engine
+};
+
+// Called now and then while the engine runs (about twice a wall-clock second): tasks done of all, simulated time.
+using ProgressFn = std::function<void(std::size_t done, std::size_t total, double simulated_s)>;
+
+ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {},
+                        const ProgressFn& progress = {});
+// What execute() refuses before it simulates, without simulating: the platform as the engine loads it (an XML file
+// through SimGrid's parser, its links' values) and a route for every GPU pair the graph sends between.
+void check_executable(const TaskGraph& graph, const PlatformSpec& platform);
+
+}  // namespace cpsim

@@ -1,0 +1,111 @@
+#include "sim/plan/plan_space.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+#include "workloads/attention_lowering.hpp"
+
+namespace cpsim {
+namespace {
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+// The attention kinds of the model's layers, in first-appearance order ("swa+csa" counts as swa and csa).
+std::vector<std::string> kinds_of(const ModelSpec& m) {
+  std::vector<std::string> kinds;
+  for (int l = 0; l < m.layers; ++l)
+    for (const auto& part : split_layer_kind(m.layer_kind(l)))
+      if (std::find(kinds.begin(), kinds.end(), part) == kinds.end()) kinds.push_back(part);
+  return kinds;
+}
+
+// One kind's choices as (label, overrides). Dense adds USP at the node's Ulysses degree, pass-Q when a persistent
+// cache makes it meaningful, and tree for decode.
+std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const Scenario& s, const std::string& kind,
+                                                                         int cp, int tp) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  std::vector<std::string> algorithms = algorithms_for(kind);
+  if (kind == "dense" && s.run.phase == "decode") algorithms.push_back("tree");
+  for (const auto& algorithm : algorithms) {
+    const std::string key = "cp." + kind + ".algorithm=" + algorithm;
+    // Pass-Q pays off against a persistent cache (prefill) or for decode; a fresh prefill or training has none.
+    if (kind == "dense" && algorithm == "pass-q" && s.run.phase != "decode" && s.run.cached_tokens == 0) continue;
+    if (kind == "dense" && algorithm == "usp") {
+      const int degree = std::max(1, s.platform.gpus_per_node / tp);  // Ulysses inside NVLink, ring across nodes
+      if (degree <= 1 || degree >= cp || cp % degree != 0) continue;
+      out.push_back({fmt::format("{}=usp({})", kind, degree),
+                     {key, fmt::format("cp.dense.ulysses_degree={}", degree)}});
+      continue;
+    }
+    out.push_back({kind + "=" + algorithm, {key}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlanCandidate> plan_candidates(const Scenario& base, int gpu_budget) {
+  const int gpus = gpu_budget > 0 ? std::min(gpu_budget, base.platform.gpu_count()) : base.platform.gpu_count();
+  const std::vector<std::string> kinds = kinds_of(base.model);
+  std::vector<PlanCandidate> out;
+  for (int tp : powers_of_two_up_to(std::min(base.platform.gpus_per_node, gpus)))
+    for (int cp : powers_of_two_up_to(gpus / tp)) {
+      std::set<int> eps{1};
+      if (base.model.moe.experts > 0) eps = {1, tp, tp * cp};
+      for (int ep : eps) {
+        // The product of every kind's choices, kind by kind.
+        std::vector<PlanCandidate> partial{{{fmt::format("parallel.cp={}", cp), fmt::format("parallel.tp={}", tp),
+                                             fmt::format("parallel.ep={}", ep)},
+                                            fmt::format("cp={} tp={}{}", cp, tp,
+                                                        base.model.moe.experts > 0 ? fmt::format(" ep={}", ep) : "")}};
+        for (const auto& kind : kinds) {
+          if (cp == 1) break;  // no CP: the algorithm does not matter, the base scenario's stays
+          std::vector<PlanCandidate> next;
+          for (const auto& p : partial)
+            for (const auto& [label, sets] : kind_choices(base, kind, cp, tp)) {
+              PlanCandidate c = p;
+              c.sets.insert(c.sets.end(), sets.begin(), sets.end());
+              c.label += " " + label;
+              next.push_back(std::move(c));
+            }
+          partial = std::move(next);
+        }
+        out.insert(out.end(), partial.begin(), partial.end());
+      }
+    }
+  return out;
+}
+
+std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandidate& plan, bool throughput) {
+  std::vector<PlanCandidate> out;
+  auto variant = [&](const std::string& set, const std::string& label) {
+    PlanCandidate c = plan;
+    c.sets.push_back(set);
+    c.label += " " + label;
+    out.push_back(std::move(c));
+  };
+  const std::vector<std::string> kinds = kinds_of(s.model);
+  const bool dense_cp = s.parallel.cp > 1 && std::find(kinds.begin(), kinds.end(), "dense") != kinds.end();
+  if (dense_cp && s.cp.dense.algorithm == "ring")  // the lowering that reads cp.dense.partition
+    for (const char* partition : {"zigzag", "contiguous", "striped"})
+      if (partition != std::string(partition_name(s.cp.dense.partition)))
+        variant(fmt::format("cp.dense.partition={}", partition), partition);
+  if (s.parallel.cp > 1 && s.parallel.tp > 1) {
+    const bool tp_inner = s.parallel.order.front() == "tp";
+    variant(tp_inner ? "parallel.order=[cp,tp,pp,dp]" : "parallel.order=[tp,cp,pp,dp]",
+            tp_inner ? "order=cp-inner" : "order=tp-inner");
+  }
+  if (s.parallel.cp > 1 && (s.parallel.tp > 1 || s.parallel.ep > 1))
+    for (const char* mode : {"fair", "exclusive", "staggered", "subtractive"})
+      if (mode != std::string(contention_mode_name(s.contention.mode)))
+        variant(fmt::format("contention.mode={}", mode), mode);
+  if (throughput && s.run.micro_batches == 1 && s.run.phase != "decode") variant("run.micro_batches=2", "mb=2");
+  return out;
+}
+
+}  // namespace cpsim

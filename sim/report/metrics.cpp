@@ -1,0 +1,210 @@
+#include "sim/report/metrics.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "workloads/rank_layout.hpp"
+#include "workloads/volumes.hpp"
+
+namespace cpsim {
+namespace {
+
+using Interval = std::pair<double, double>;
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& iv : v) {
+    if (!out.empty() && iv.first <= out.back().second)
+      out.back().second = std::max(out.back().second, iv.second);
+    else
+      out.push_back(iv);
+  }
+  return out;
+}
+
+double length(const std::vector<Interval>& v) {
+  double sum = 0;
+  for (const auto& [a, b] : v) sum += b - a;
+  return sum;
+}
+
+// Length of `a` not covered by `b` (both merged and sorted).
+double uncovered(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double overlap = 0;
+  std::size_t j = 0;
+  for (const auto& [s, e] : a) {
+    while (j < b.size() && b[j].second <= s) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].first < e; ++k)
+      overlap += std::min(e, b[k].second) - std::max(s, b[k].first);
+  }
+  return length(a) - overlap;
+}
+
+struct RankLayerTimes {
+  double first = 1e300, last = -1;
+  std::vector<Interval> compute, comm;
+  std::vector<Interval> cp_comm;  // CP flows touching the GPU
+};
+
+// A flow's transfer time alone on its route: latency + bytes / the route's narrowest link (SimGrid CM02 with
+// unit factors, as the platform builder configures it).
+// A flow alone on its route: its fixed cost, the wire latency and its bytes at the bottleneck.
+double uncontended_s(const ExecutionResult& r, TaskId id, const Task& t) {
+  const FlowRoute& route = r.routes[r.route_of_task[id]];
+  double bw_Bps = 1e300;
+  for (std::uint32_t l : route.links) bw_Bps = std::min(bw_Bps, r.link_bw_Bps[l]);
+  return t.duration_s + route.latency_s + (route.links.empty() ? 0.0 : t.bytes / bw_Bps);
+}
+
+}  // namespace
+
+Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r) {
+  Metrics m;
+  m.makespan_s = r.makespan_s;
+  m.tasks = g.tasks().size();
+  m.flows = g.flow_count();
+  const int gpus = RankLayout(s.parallel).simulated_gpus();
+  const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
+  const MemoryBreakdown memory = prefill_memory(in);
+  const RankLayout layout(s.parallel);
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    RankMetrics rm;
+    rm.gpu = gpu;
+    rm.node = s.platform.gpus[gpu].node;
+    rm.local_gpu = s.platform.gpus[gpu].local_gpu;
+    rm.dp_rank = layout.replica(gpu).first;
+    rm.cp_rank = layout.coord(gpu).cp;
+    rm.tp_rank = layout.coord(gpu).tp;
+    rm.memory = memory;
+    m.ranks.push_back(rm);
+  }
+
+  const std::size_t n_layers = g.layers().size();
+  std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
+  // CP bytes received per (layer, gpu).
+  std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
+  std::vector<ContentionMetrics> layer_contention(n_layers);
+  // TP/EP/DP/PP flows touching each GPU, over the whole run: a CP flow of one micro-batch's layer can overlap the
+  // collectives of another micro-batch's layer.
+  std::vector<std::vector<Interval>> other_comm(gpus);
+  // Every GPU's compute and comm over the whole run: comm is exposed only when no kernel of any layer runs beside
+  // it (a layer's gradient all-reduce or another micro-batch's collectives hide behind other layers' kernels).
+  std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);  // comm_all: merged per layer, appended below
+  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
+    const Task& t = g.tasks()[i];
+    const Interval iv{r.start_s[i], r.finish_s[i]};
+    if (t.kind == TaskKind::COMPUTE) {
+      busy_all[t.gpu].push_back(iv);
+      m.ranks[t.gpu].compute_busy_s += iv.second - iv.first;
+      // Rounding of start + duration leaves ~1e-16 s; only a real stretch (subtractive mode) counts.
+      const double excess = (iv.second - iv.first) - t.duration_s;
+      const double slowdown = excess > 1e-9 * t.duration_s ? excess : 0.0;
+      m.ranks[t.gpu].contention.compute_slowdown_s += slowdown;
+      if (t.layer >= 0) layer_contention[t.layer].compute_slowdown_s += slowdown;
+    } else {
+      const double wait = std::max(0.0, r.start_s[i] - r.ready_s[i]);
+      m.ranks[t.gpu].contention.flow_wait_s += wait;
+      if (t.layer >= 0) layer_contention[t.layer].flow_wait_s += wait;
+      // Bandwidth lost to sharing (links shared with other flows, or capacity taken by comm kernels).
+      const double alone_s = uncontended_s(r, static_cast<TaskId>(i), t);
+      const double lost = (iv.second - iv.first) - alone_s;
+      const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
+      m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;
+      if (t.layer >= 0) layer_contention[t.layer].flow_slowdown_s += slowdown;
+      if (t.traffic != Traffic::CP)
+        for (int gpu : {t.gpu, t.peer}) other_comm[gpu].push_back(iv);
+      const auto cls = static_cast<std::size_t>(t.traffic);
+      m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
+      m.ranks[t.peer].bytes_received[cls] += t.bytes;
+      m.total_bytes[cls] += t.bytes;
+      if (t.traffic == Traffic::CP && t.layer >= 0) cp_received[t.layer][t.peer] += t.bytes;
+    }
+    if (t.layer < 0) continue;
+    for (int gpu : {t.gpu, t.peer}) {
+      if (gpu < 0) continue;
+      RankLayerTimes& rl = per[t.layer][gpu];
+      rl.first = std::min(rl.first, iv.first);
+      rl.last = std::max(rl.last, iv.second);
+      (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
+      if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
+    }
+  }
+
+  for (auto& v : other_comm) v = merged(std::move(v));
+  for (auto& v : busy_all) v = merged(std::move(v));
+  std::vector<std::vector<LayerWindow>> windows(n_layers, std::vector<LayerWindow>(gpus));
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    LayerMetrics lm;
+    lm.info = g.layers()[l];
+    lm.t_start_s = 1e300;
+    lm.t_end_s = -1;
+    for (int gpu = 0; gpu < gpus; ++gpu) {
+      RankLayerTimes& rl = per[l][gpu];
+      if (rl.last < 0) continue;
+      windows[l][gpu] = {rl.first, rl.last};
+      const auto comm = merged(std::move(rl.comm));
+      const auto busy = merged(std::move(rl.compute));
+      lm.t_start_s = std::min(lm.t_start_s, rl.first);
+      if (rl.last > lm.t_end_s) {
+        lm.t_end_s = rl.last, lm.critical_gpu = gpu;
+        lm.compute_s = length(busy);
+        lm.exposed_comm_s = uncovered(comm, busy_all[gpu]);
+      }
+      comm_all[gpu].insert(comm_all[gpu].end(), comm.begin(), comm.end());
+      const auto cp = merged(std::move(rl.cp_comm));
+      const double overlap = length(cp) - uncovered(cp, other_comm[gpu]);
+      m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
+      layer_contention[l].cp_overlap_with_tp_ep_s += overlap;
+      rl = RankLayerTimes{};  // release this layer's intervals as we go
+    }
+    lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
+    lm.contention = layer_contention[l];
+    m.layers.push_back(lm);
+  }
+  for (int gpu = 0; gpu < gpus; ++gpu)
+    m.ranks[gpu].exposed_comm_s = uncovered(merged(std::move(comm_all[gpu])), busy_all[gpu]);
+
+  // Memory over time; the verdict is the highest peak (the first GPU that reaches it).
+  m.memory_timelines = memory_timelines(in, g, memory, windows);
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    m.ranks[gpu].memory_peak_bytes = m.memory_timelines[gpu].peak_bytes;
+    m.ranks[gpu].memory_peak_t_s = m.memory_timelines[gpu].peak_t_s;
+    if (m.ranks[gpu].memory_peak_bytes > m.ranks[m.memory_peak_gpu].memory_peak_bytes) m.memory_peak_gpu = gpu;
+  }
+  const RankMetrics& peak = m.ranks[m.memory_peak_gpu];
+  m.memory = memory_verdict(peak.memory, s.platform.gpu.hbm_bytes, peak.memory_peak_bytes);
+
+  // Volumes: one row per (layer kind, CP algorithm) present.
+  std::map<std::pair<std::string, std::string>, double> simulated;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    auto& v = simulated[{g.layers()[l].kind, g.layers()[l].cp_algorithm}];
+    for (double b : cp_received[l]) v = std::max(v, b);
+  }
+  std::map<std::pair<std::string, std::string>, KindBreakdown> kinds;
+  for (std::size_t l = 0; l < n_layers; ++l) {
+    const LayerMetrics& lm = m.layers[l];
+    KindBreakdown& k = kinds[{lm.info.kind, lm.info.cp_algorithm}];
+    k.layer_kind = lm.info.kind;
+    k.cp_algorithm = lm.info.cp_algorithm;
+    ++k.layers;
+    k.time_s += lm.t_end_s - lm.t_start_s;
+    k.compute_s += lm.compute_s;
+    k.exposed_comm_s += lm.exposed_comm_s;
+    k.idle_s += lm.idle_s;
+    for (double b : cp_received[l]) k.cp_bytes_total += b;
+    k.cp_bytes_per_rank_per_layer = simulated[{lm.info.kind, lm.info.cp_algorithm}];
+  }
+  for (auto& [key, k] : kinds) m.by_kind.push_back(k);
+  for (const auto& [key, bytes] : simulated) {
+    VolumeRow row{key.first, key.second, bytes, std::nullopt, ""};
+    if (auto f = cp_volume_per_rank(in, key.first, key.second)) {
+      row.formula_bytes = f->bytes;
+      row.formula = f->formula;
+    }
+    m.volumes.push_back(row);
+  }
+  return m;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,82 @@
+// Turns task records into the numbers users read: per-layer time breakdown, per-GPU busy time, bytes per traffic
+// class, memory, and the simulated CP volumes next to the seeds' formulas. Definitions (docs/outputs.md):
+//   - a GPU's layer window runs from the start of its first task in the layer to the end of its last;
+//   - compute = time its compute stream is busy; exposed comm = time a flow it sends or receives is in flight while
+//     its compute stream is idle; idle = the rest of the layer's span (waiting on other ranks: imbalance);
+//   - a layer's compute_s / exposed_comm_s / idle_s are those of its critical GPU (the one finishing the layer last),
+//     so compute_s + exposed_comm_s + idle_s = t_end_s - t_start_s.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/executor.hpp"
+#include "sim/engine/memory_timeline.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "workloads/memory.hpp"
+#include "workloads/task_graph.hpp"
+
+namespace cpsim {
+
+// What sharing GPUs and links with TP/EP traffic costs (sim/engine/contention.hpp): time with CP and TP/EP flows in flight
+// together on a GPU, time flows waited after they were ready (exclusive mode), and compute time added by comm
+// kernels holding SMs (subtractive mode).
+struct ContentionMetrics {
+  double cp_overlap_with_tp_ep_s = 0;
+  double flow_wait_s = 0;         // summed over the flows a GPU sends
+  double flow_slowdown_s = 0;     // transfer time beyond latency + bytes / bottleneck, over the flows a GPU sends
+  double compute_slowdown_s = 0;  // summed over its compute kernels
+};
+
+struct LayerMetrics {
+  LayerInfo info;
+  double t_start_s = 0, t_end_s = 0;
+  double compute_s = 0, exposed_comm_s = 0, idle_s = 0;
+  int critical_gpu = 0;
+  ContentionMetrics contention;  // summed over the GPUs
+};
+
+struct RankMetrics {
+  int gpu = 0, node = 0, local_gpu = 0, dp_rank = 0, cp_rank = 0, tp_rank = 0;
+  double compute_busy_s = 0;
+  double exposed_comm_s = 0;
+  ContentionMetrics contention;
+  std::array<double, kTrafficClasses> bytes_sent{}, bytes_received{};
+  MemoryBreakdown memory;       // the closed form (workloads/memory.hpp)
+  double memory_peak_bytes = 0;  // the peak of its memory timeline, and when
+  double memory_peak_t_s = 0;
+};
+
+struct VolumeRow {
+  std::string layer_kind, cp_algorithm;
+  double simulated_bytes = 0;  // max over ranks and layers of CP bytes received in one layer
+  std::optional<double> formula_bytes;
+  std::string formula;
+};
+
+// Time and bytes summed over the layers of one (kind, CP algorithm): where a mixed stack spends its time.
+struct KindBreakdown {
+  std::string layer_kind, cp_algorithm;
+  int layers = 0;
+  double time_s = 0, compute_s = 0, exposed_comm_s = 0, idle_s = 0;  // sums over its layers (critical GPU)
+  double cp_bytes_per_rank_per_layer = 0;  // max over ranks and layers
+  double cp_bytes_total = 0;               // all ranks, all its layers
+};
+
+struct Metrics {
+  double makespan_s = 0;
+  std::size_t tasks = 0, flows = 0;
+  std::vector<LayerMetrics> layers;
+  std::vector<RankMetrics> ranks;
+  std::vector<VolumeRow> volumes;
+  std::vector<KindBreakdown> by_kind;
+  std::array<double, kTrafficClasses> total_bytes{};
+  MemoryVerdict memory;   // the highest timeline peak of any GPU, against the GPU's HBM
+  int memory_peak_gpu = 0;
+  std::vector<MemoryTimeline> memory_timelines;  // per GPU (sim/engine/memory_timeline.hpp): the trace's memory tracks
+};
+
+Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r);
+
+}  // namespace cpsim

@@ -1,0 +1,280 @@
+#include "sim/report/trace_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "workloads/rank_layout.hpp"
+
+namespace cpsim {
+namespace {
+
+std::int64_t to_ns(double t_s) { return std::llround(t_s * 1e9); }
+std::string us(std::int64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
+
+constexpr int kLayersStream = 1;
+constexpr int kComputeStream = 2;
+
+// One slice waiting to be written, placed on a lane of a (GPU, traffic class, direction) stream family.
+struct CommSlice {
+  std::int64_t start_ns, end_ns;
+  TaskId task;
+  bool send;
+};
+
+struct LayerSlice {
+  std::int64_t start_ns, end_ns;
+  int layer, gpu, stream;
+};
+
+class TraceBuilder {
+ public:
+  TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
+               const std::vector<MemoryTimeline>* memory)
+      : out_(out), s_(s), g_(g), r_(r), memory_(memory), gpus_(RankLayout(s.parallel).simulated_gpus()) {}
+
+  TraceStats write() {
+    out_ << "{\"traceEvents\":[\n";
+    std::vector<int> next_stream(gpus_, kComputeStream + 1);  // per GPU: the next free thread after compute
+    assign_layer_lanes(next_stream);
+    assign_lanes(next_stream);
+    write_metadata();
+    write_layers();
+    write_tasks();
+    write_link_counters();
+    write_memory_counters();
+    out_ << "\n],\n\"displayTimeUnit\":\"ns\",\n";
+    out_ << fmt::format("\"metadata\":{{\"generator\":\"cpsim\",\"scenario\":\"{}\",\"cp\":{},\"tp\":{},\"seq_len\":{}}}}}\n",
+                        s_.name, s_.parallel.cp, s_.parallel.tp, s_.run.seq_len);
+    return stats_;
+  }
+
+ private:
+  void event(const std::string& json) {
+    out_ << (first_ ? "" : ",\n") << json;
+    first_ = false;
+  }
+  int pid(int gpu) const { return gpu + 1; }
+  int tid(int gpu, int stream) const { return pid(gpu) * 100 + stream; }
+
+  // Lanes: greedy first-fit over slices sorted by start, per (gpu, class, direction) family.
+  void assign_lanes(std::vector<int>& next_stream) {
+    // Keyed (gpu, class, is_recv) so that a GPU's send lanes come before its receive lanes.
+    std::map<std::tuple<int, int, bool>, std::vector<CommSlice>> families;
+    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+      const Task& t = g_.task(i);
+      if (t.kind != TaskKind::FLOW) continue;
+      const std::int64_t s = to_ns(r_.start_s[i]), e = to_ns(r_.finish_s[i]);
+      families[{t.gpu, int(t.traffic), false}].push_back({s, e, i, true});
+      families[{t.peer, int(t.traffic), true}].push_back({recv_start_ns(i), e, i, false});
+    }
+    for (auto& [key, slices] : families) {
+      auto [gpu, cls, is_recv] = key;
+      const bool send = !is_recv;
+      std::sort(slices.begin(), slices.end(), [](const CommSlice& a, const CommSlice& b) {
+        return std::tie(a.start_ns, a.task) < std::tie(b.start_ns, b.task);
+      });
+      std::vector<std::int64_t> lane_end;
+      for (const auto& sl : slices) {
+        std::size_t lane = 0;
+        while (lane < lane_end.size() && lane_end[lane] > sl.start_ns) ++lane;
+        if (lane == lane_end.size()) {
+          lane_end.push_back(0);
+          const int stream = next_stream[gpu]++;
+          const std::string name = fmt::format("{} {}{}", traffic_name(Traffic(cls)), send ? "send" : "recv",
+                                               lane ? fmt::format(" {}", lane + 1) : "");
+          lanes_[{gpu, cls, send, int(lane)}] = stream;
+          thread_names_[{gpu, stream}] = name;
+        }
+        lane_end[lane] = sl.end_ns;
+        (send ? send_stream_ : recv_stream_)[sl.task] = lanes_[{gpu, cls, send, int(lane)}];
+      }
+    }
+  }
+
+  std::int64_t recv_start_ns(TaskId i) const {
+    return std::min(to_ns(r_.start_s[i] + g_.task(i).duration_s + r_.routes[r_.route_of_task[i]].latency_s), to_ns(r_.finish_s[i]));
+  }
+
+  void write_metadata() {
+    const RankLayout layout(s_.parallel);
+    for (int gpu = 0; gpu < gpus_; ++gpu) {
+      const auto& slot = s_.platform.gpus[gpu];
+      const auto c = layout.coord(gpu);
+      const int p = pid(gpu);
+      // Replicas simulated side by side (gradient sync) also name their DP rank.
+      const std::string dp = s_.parallel.simulated_dp > 1 ? fmt::format("dp{} ", layout.replica(gpu).first) : "";
+      event(fmt::format(R"J({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"node{} gpu{} ({}cp{} tp{})"}}}})J",
+                        p, slot.node, slot.local_gpu, dp, c.cp, c.tp));
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", p, gpu));
+      thread_names_[{gpu, kLayersStream}] = "layers";
+      thread_names_[{gpu, kComputeStream}] = "compute";
+      ++stats_.processes;
+    }
+    for (const auto& [key, name] : thread_names_) {
+      const auto [gpu, stream] = key;
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"ts":0,"cat":"__metadata","name":"thread_name","args":{{"name":"{}"}}}})",
+                        pid(gpu), tid(gpu, stream), name));
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"ts":0,"cat":"__metadata","name":"thread_sort_index","args":{{"sort_index":{}}}}})",
+                        pid(gpu), tid(gpu, stream), stream));
+    }
+  }
+
+  void slice(int gpu, int stream, std::int64_t start, std::int64_t end, const char* cat, const std::string& name,
+             const std::string& args) {
+    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"cat":"{}","name":"{}","args":{{{}}}}})", pid(gpu),
+                      tid(gpu, stream), us(start), us(end - start), cat, name, args));
+    ++stats_.slices;
+  }
+
+  // A GPU's window in each layer (first task start to last task end). Micro-batches interleave layers, so windows
+  // of one GPU may overlap: first-fit lanes "layers", "layers 2", ... keep every lane properly nested.
+  void assign_layer_lanes(std::vector<int>& next_stream) {
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> span(
+        g_.layers().size(), std::vector<std::pair<std::int64_t, std::int64_t>>(gpus_, {INT64_MAX, -1}));
+    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+      const Task& t = g_.task(i);
+      if (t.layer < 0) continue;
+      for (int gpu : {t.gpu, t.peer}) {
+        if (gpu < 0) continue;
+        auto& [a, b] = span[t.layer][gpu];
+        a = std::min(a, to_ns(r_.start_s[i]));
+        b = std::max(b, to_ns(r_.finish_s[i]));
+      }
+    }
+    for (int gpu = 0; gpu < gpus_; ++gpu) {
+      std::vector<LayerSlice> slices;
+      for (std::size_t l = 0; l < span.size(); ++l)
+        if (span[l][gpu].second >= 0) slices.push_back({span[l][gpu].first, span[l][gpu].second, int(l), gpu, 0});
+      std::stable_sort(slices.begin(), slices.end(),
+                       [](const LayerSlice& a, const LayerSlice& b) { return a.start_ns < b.start_ns; });
+      std::vector<std::pair<std::int64_t, int>> lanes;  // (end of its last slice, stream)
+      for (auto& sl : slices) {
+        std::size_t lane = 0;
+        while (lane < lanes.size() && lanes[lane].first > sl.start_ns) ++lane;
+        if (lane == lanes.size()) {
+          const int stream = lane == 0 ? kLayersStream : next_stream[gpu]++;
+          lanes.emplace_back(0, stream);
+          thread_names_[{gpu, stream}] = lane == 0 ? "layers" : fmt::format("layers {}", lane + 1);
+        }
+        lanes[lane].first = sl.end_ns;
+        sl.stream = lanes[lane].second;
+        layer_slices_.push_back(sl);
+      }
+    }
+  }
+
+  void write_layers() {
+    for (const LayerSlice& sl : layer_slices_) {
+      const LayerInfo& info = g_.layers()[sl.layer];
+      slice(sl.gpu, sl.stream, sl.start_ns, sl.end_ns, "layer", fmt::format("layer {}", sl.layer),
+            fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", sl.layer, info.kind, info.cp_algorithm));
+    }
+  }
+
+  void write_tasks() {
+    std::size_t flow_id = 0;
+    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+      const Task& t = g_.task(i);
+      const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
+      if (t.kind == TaskKind::COMPUTE) {
+        slice(t.gpu, kComputeStream, start, end, "compute", g_.name(t.name),
+              fmt::format(R"("layer":{},"step":{},"flops":{},"hbm_bytes":{})", t.layer, t.step, t.flops, t.bytes));
+        continue;
+      }
+      const char* cat = t.traffic == Traffic::CP ? "cp_comm" : t.traffic == Traffic::TP ? "tp_comm" : "comm";
+      const std::int64_t arrive = recv_start_ns(i);
+      // DevTools drops arrows whose ends share a timestamp, and an arrow must end inside its receive slice, which
+      // has no extent when the payload takes under a nanosecond (a tree-decode max or sum).
+      const bool arrow = arrive > start && end > arrive;
+      const std::string args =
+          fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})", std::llround(t.bytes), t.gpu,
+                      t.peer, t.layer, t.step, i);
+      slice(t.gpu, send_stream_[i], start, end, cat, g_.name(t.name) + " send", args);
+      slice(t.peer, recv_stream_[i], arrive, end, cat, g_.name(t.name) + " recv", args);
+      if (!arrow) continue;
+      ++flow_id;
+      event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":"{}","id":{}}})", pid(t.gpu),
+                        tid(t.gpu, send_stream_[i]), us(start), cat, g_.name(t.name), flow_id));
+      event(fmt::format(R"({{"ph":"f","bp":"e","pid":{},"tid":{},"ts":{},"cat":"{}","name":"{}","id":{}}})",
+                        pid(t.peer), tid(t.peer, recv_stream_[i]), us(arrive), cat, g_.name(t.name), flow_id));
+      ++stats_.flows;
+    }
+  }
+
+  // One counter per GPU process: its memory in GiB (3 decimals), a point at each change.
+  void write_memory_counters() {
+    if (!memory_) return;
+    for (int gpu = 0; gpu < gpus_ && gpu < int(memory_->size()); ++gpu) {
+      ++stats_.counter_tracks;
+      double last = -1;
+      for (const auto& [t_s, bytes] : (*memory_)[gpu].points) {
+        const double gib = std::round(bytes / double(1ull << 30) * 1000) / 1000;
+        if (gib == last) continue;
+        last = gib;
+        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"memory","name":"memory","args":{{"GiB":{}}}}})",
+                          pid(gpu), us(to_ns(t_s)), gib));
+      }
+    }
+  }
+
+  void write_link_counters() {
+    // Per directed link: +rate at transfer start, -rate at its end.
+    std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
+    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+      if (g_.task(i).kind != TaskKind::FLOW) continue;
+      const FlowRoute& route = r_.routes[r_.route_of_task[i]];
+      const double t0 = r_.start_s[i] + g_.task(i).duration_s + route.latency_s, t1 = r_.finish_s[i];
+      if (t1 <= t0) continue;
+      const double rate = g_.task(i).bytes / (t1 - t0);
+      for (auto link : route.links) {
+        deltas[link][to_ns(t0)] += rate;
+        deltas[link][to_ns(t1)] -= rate;
+      }
+    }
+    const int fabric_pid = gpus_ + 1;
+    event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"fabric links"}}}})", fabric_pid));
+    event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", fabric_pid, fabric_pid));
+    std::vector<std::size_t> order(r_.link_names.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return r_.link_names[a] < r_.link_names[b]; });
+    for (auto link : order) {
+      if (deltas[link].empty()) continue;
+      ++stats_.counter_tracks;
+      double rate = 0, last = -1;
+      for (const auto& [ts, d] : deltas[link]) {
+        rate += d;
+        double util = rate / r_.link_bw_Bps[link];
+        if (std::fabs(util) < 1e-9) util = 0;
+        util = std::round(util * 1e6) / 1e6;
+        if (util == last) continue;
+        last = util;
+        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"link","name":"link {}","args":{{"util":{}}}}})",
+                          fabric_pid, us(ts), r_.link_names[link], util));
+      }
+    }
+  }
+
+  std::ostream& out_;
+  const Scenario& s_;
+  const TaskGraph& g_;
+  const ExecutionResult& r_;
+  const std::vector<MemoryTimeline>* memory_;
+  int gpus_;
+  bool first_ = true;
+  TraceStats stats_;
+  std::map<std::tuple<int, int, bool, int>, int> lanes_;
+  std::vector<LayerSlice> layer_slices_;
+  std::map<std::pair<int, int>, std::string> thread_names_;
+  std::map<TaskId, int> send_stream_, recv_stream_;
+};
+
+}  // namespace
+
+TraceStats write_trace(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
+                       const std::vector<MemoryTimeline>* memory) {
+  return TraceBuilder(out, s, g, r, memory).write();
+}
+
+}  // namespace cpsim

@@ -1,0 +1,483 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "sim/scenario/attention_reader.hpp"
+#include "sim/sweep/sweep_spec.hpp"
+#include "sim/scenario/yaml_reader.hpp"
+#include "workloads/attention_lowering.hpp"
+#include "workloads/memory.hpp"
+
+namespace cpsim {
+namespace fs = std::filesystem;
+namespace {
+
+struct Override {
+  std::string path;
+  YAML::Node value;
+};
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> out;
+  for (const auto& text : texts) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--set:1:1: {}: expected key.path=value", text));
+    const std::string path = text.substr(0, eq);
+    // Every segment of key.path is a name: ".parallel", "parallel..cp" and "parallel." are located at --set.
+    if (path.front() == '.' || path.back() == '.' || path.find("..") != std::string::npos)
+      throw InputError(fmt::format("--set:1:1: {}: a key path is names joined by single dots, e.g. parallel.cp",
+                                   path));
+    YAML::Node value;
+    try {
+      value = YAML::Load(text.substr(eq + 1));
+    } catch (const YAML::ParserException& e) {
+      throw InputError(fmt::format("--set:1:{}: {}: {}", eq + 2 + e.mark.column, text.substr(0, eq), e.msg));
+    }
+    out.push_back({text.substr(0, eq), value});
+  }
+  return out;
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t dot; (dot = path.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(path.substr(start, dot - start));
+  parts.push_back(path.substr(start));
+  return parts;
+}
+
+// Sets root[a][b][c] = value, creating mappings on the way (yaml-cpp nodes are handles, hence the copies).
+void assign(YAML::Node root, const std::vector<std::string>& parts, std::size_t from, const YAML::Node& value,
+            const std::string& path) {
+  YAML::Node cur = root;
+  for (std::size_t i = from; i + 1 < parts.size(); ++i) {
+    YAML::Node next = cur[parts[i]];
+    if (next.IsDefined() && !next.IsNull() && !next.IsMap())
+      throw InputError(fmt::format("--set:1:1: {}: '{}' is not a mapping", path, parts[i]));
+    if (!next.IsDefined() || next.IsNull()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    cur.reset(cur[parts[i]]);
+  }
+  cur[parts.back()] = value;
+}
+
+Dtype read_dtype(MapReader& r, const char* key = "dtype", Dtype fallback = Dtype::BF16) {
+  const std::string d = r.choice_or(key, {"bf16", "fp16", "fp8", "fp32"}, dtype_name(fallback));
+  return d == "bf16" ? Dtype::BF16 : d == "fp16" ? Dtype::FP16 : d == "fp8" ? Dtype::FP8 : Dtype::FP32;
+}
+
+// run.dtypes: per-operation dtypes, each defaulting to run.dtype.
+OpDtypes read_op_dtypes(MapReader& run, Dtype base) {
+  OpDtypes o{base, base, base, base, base};
+  if (!run.has("dtypes")) return o;
+  MapReader r = run.map("dtypes");
+  o.projections = read_dtype(r, "projections", base);
+  o.ffn = read_dtype(r, "ffn", base);
+  o.attention = read_dtype(r, "attention", base);
+  o.kv_cache = read_dtype(r, "kv_cache", base);
+  o.activations = read_dtype(r, "activations", base);
+  r.finish();
+  return o;
+}
+
+ModelSpec read_model(MapReader& r) {
+  ModelSpec m;
+  m.name = r.text("name");
+  m.layers = static_cast<int>(r.integer("layers", 1));
+  m.d_model = static_cast<int>(r.integer("d_model", 1));
+  m.n_heads = static_cast<int>(r.integer("n_heads", 1));
+  m.n_kv_heads = static_cast<int>(r.integer_or("n_kv_heads", m.n_heads, 1));
+  m.head_dim = static_cast<int>(r.integer_or("head_dim", m.d_model / m.n_heads, 1));
+  m.ffn_dim = static_cast<int>(r.integer("ffn_dim", 1));
+  m.vocab = static_cast<int>(r.integer("vocab", 1));
+  m.sliding_window = static_cast<int>(r.integer_or("sliding_window", 0, 0));
+  if (r.has("mla")) {
+    MapReader mla = r.map("mla");
+    m.mla.d_c = static_cast<int>(mla.integer("d_c", 1));
+    m.mla.rope_dim = static_cast<int>(mla.integer_or("rope_dim", 0, 0));
+    mla.finish();
+  }
+  if (r.has("moe")) {
+    MapReader moe = r.map("moe");
+    m.moe.experts = static_cast<int>(moe.integer("experts", 1));
+    m.moe.top_k = static_cast<int>(moe.integer("top_k", 1));
+    m.moe.expert_ffn_dim = static_cast<int>(moe.integer("expert_ffn_dim", 1));
+    m.moe.shared_experts = static_cast<int>(moe.integer_or("shared_experts", 0, 0));
+    m.moe.first_dense_layers = static_cast<int>(moe.integer_or("first_dense_layers", 0, 0));
+    if (m.moe.top_k > m.moe.experts) moe.fail("top_k", "top_k cannot exceed the number of experts");
+    moe.finish();
+  }
+  if (r.has("attention")) {
+    MapReader a = r.map("attention");
+    m.attention = read_attention(a);
+  }
+  if (m.n_heads % m.n_kv_heads != 0)
+    r.fail("n_kv_heads", fmt::format("n_heads ({}) must be a multiple of n_kv_heads ({})", m.n_heads, m.n_kv_heads));
+  r.finish();
+  return m;
+}
+
+RunSpec read_run(MapReader& r) {
+  RunSpec run;
+  run.phase = r.choice_or("phase", {"prefill", "decode", "train"}, "prefill");
+  // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
+  const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
+  run.seq_len = r.count(length_key);
+  if (run.seq_len == 0) r.fail(length_key, "must be positive");
+  run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
+  if (run.phase != "decode") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
+  if (run.phase == "decode") {
+    run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
+    if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
+  }
+  run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
+  run.max_tasks = static_cast<std::uint64_t>(r.integer_or("max_tasks", std::int64_t(run.max_tasks), 1, 10000000000));
+  run.dtype = read_dtype(r);
+  // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
+  run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
+  run.dtypes = read_op_dtypes(r, run.dtype);
+  run.oom_is_error = r.choice_or("on_oom", {"warn", "error"}, "warn") == "error";
+  run.memory_reserve_bytes = r.size_bytes_or("memory_reserve", run.memory_reserve_bytes);
+  if (r.has("recompute") && run.phase != "train")
+    r.fail("recompute", "activation recomputation applies to training (run.phase: train)");
+  const std::string recompute = r.choice_or("recompute", {"none", "selective", "full"}, "none");
+  run.recompute = recompute == "full" ? Recompute::FULL : recompute == "selective" ? Recompute::SELECTIVE : Recompute::NONE;
+  r.finish();
+  return run;
+}
+
+// `collectives: {tp: {algorithm, protocol, channels}, ...}`: fixed choices per traffic class (docs/calibration.md).
+std::map<std::string, CollectiveOverride> read_collective_overrides(MapReader& r) {
+  std::map<std::string, CollectiveOverride> out;
+  for (const char* cls : {"tp", "cp", "ep", "dp"}) {
+    if (!r.has(cls)) continue;
+    MapReader c = r.map(cls);
+    CollectiveOverride o;
+    o.algorithm = c.choice_or("algorithm", {"auto", "ring", "tree", "nvls", "hierarchical"}, "auto");
+    o.protocol = c.choice_or("protocol", {"auto", "LL", "LL128", "Simple"}, "auto");
+    o.channels = static_cast<int>(c.integer_or("channels", 0, 1));
+    c.finish();
+    out[cls] = o;
+  }
+  r.finish();
+  return out;
+}
+
+ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
+  ParallelSpec p;
+  p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
+  p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
+  p.dp = static_cast<int>(r.integer_or("dp", 1, 1));
+  p.pp = static_cast<int>(r.integer_or("pp", 1, 1));
+  p.ep = static_cast<int>(r.integer_or("ep", 1, 1));
+  if (p.ep != 1 && p.ep != p.tp && p.ep != p.tp * p.cp)
+    r.fail("ep", fmt::format("ep spreads experts over the TP group or over all CP x TP GPUs: 1, tp ({}) or tp * cp "
+                             "({}), got {}", p.tp, p.tp * p.cp, p.ep));
+  if (r.has("ep_hot_share")) {
+    p.ep_hot_share = r.number("ep_hot_share");
+    if (p.ep == 1) r.fail("ep_hot_share", "routing skew needs expert parallelism (parallel.ep > 1)");
+    if (p.ep_hot_share < 1.0 / p.ep || p.ep_hot_share > 1)
+      r.fail("ep_hot_share", fmt::format("must be between 1/ep ({}, uniform) and 1", 1.0 / p.ep));
+  }
+  if (r.has("ep_capacity_factor")) {
+    p.ep_capacity_factor = r.number("ep_capacity_factor");
+    if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
+  }
+  p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
+  if (p.zero > 0 && phase != "train") r.fail("zero", "ZeRO shards training state (run.phase: train)");
+  p.sequence_parallel = r.flag_or("sequence_parallel", false);
+  p.tp_comm_overlap = r.flag_or("tp_comm_overlap", false);
+  if (p.tp_comm_overlap && !p.sequence_parallel)
+    r.fail("tp_comm_overlap", "TP communication overlap chunks the sequence-parallel all-gather and reduce-scatter: "
+                              "set parallel.sequence_parallel: true");
+  p.grad_sync = r.choice_or("grad_sync", {"overlap", "end", "none"}, phase == "train" ? "overlap" : "none");
+  if (phase != "train" && p.grad_sync != "none")
+    r.fail("grad_sync", "gradients are synchronized in training only (run.phase: train)");
+  if (r.has("order")) {
+    const YAML::Node list = r.node("order");
+    std::vector<std::string> order;
+    if (list.IsSequence())
+      for (const auto& item : list) order.push_back(item.IsScalar() ? item.Scalar() : "");
+    std::vector<std::string> sorted = order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<std::string>{"cp", "dp", "pp", "tp"})
+      r.fail("order", "expected the four degrees innermost first, e.g. [tp, cp, pp, dp]");
+    // The simulation runs one (dp, pp) replica, so cp and tp must be the two innermost degrees.
+    if (!((order[0] == "tp" && order[1] == "cp") || (order[0] == "cp" && order[1] == "tp")))
+      r.fail("order", "cp and tp must be the two innermost degrees (dp and pp replicas lie outside them)");
+    p.order = order;
+    p.cp_inner = order[0] == "cp";
+  }
+  if (p.grad_sync != "none") {
+    p.simulated_dp = p.dp;
+    // Replicas are simulated side by side on consecutive GPU blocks, so pipeline stages may not sit between them.
+    const auto at = [&](const char* d) { return std::find(p.order.begin(), p.order.end(), d); };
+    if (p.dp > 1 && p.pp > 1 && at("pp") < at("dp"))
+      r.fail(r.has("order") ? "order" : "grad_sync",
+             "gradient sync simulates the dp replicas of pipeline stage 0 side by side: put dp inside pp in "
+             "parallel.order, e.g. [tp, cp, dp, pp]");
+  }
+  r.finish();
+  return p;
+}
+
+CpPlan read_cp(MapReader& r) {
+  CpPlan plan;
+  if (r.has("dense")) {
+    MapReader d = r.map("dense");
+    std::vector<std::string> dense_algorithms = algorithms_for("dense");
+    dense_algorithms.insert(dense_algorithms.end(), {"tree", "auto"});  // tree: decode; auto: resolved per run
+    plan.dense.auto_miss_rate_threshold = d.number_or("auto_miss_rate_threshold", 0.05);
+    if (plan.dense.auto_miss_rate_threshold < 0 || plan.dense.auto_miss_rate_threshold > 1)
+      d.fail("auto_miss_rate_threshold", "must be between 0 and 1");
+    plan.dense.auto_by_miss_rate = d.choice_or("auto_rule", {"simulated", "miss-rate"}, "simulated") == "miss-rate";
+    plan.dense.algorithm = d.choice_or("algorithm", dense_algorithms, "ring");
+    plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
+    const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
+    plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
+                           : part == "striped"  ? Partition::STRIPED
+                                                : Partition::ZIGZAG;
+    d.finish();
+  }
+  read_kind_cp_plans(r, plan);
+  r.finish();
+  return plan;
+}
+
+// Cross-field rules, each reported at the key a user would change.
+// Byte totals are doubles written as JSON integers: refuse a run whose largest derived total (every GPU moving its
+// whole sequence's widest activation, in FP32, at every layer) could pass 2^62.
+void check_derived_sizes(const Scenario& s, MapReader& top) {
+  const ModelSpec& m = s.model;
+  const double width = std::max({double(m.d_model), double(m.n_heads) * m.head_dim, double(m.ffn_dim),
+                                 double(m.moe.expert_ffn_dim) * std::max(1, m.moe.top_k)});
+  const double bytes = double(s.run.seq_len) * s.run.batch * width * 4 * m.layers * s.platform.gpu_count();
+  if (bytes < 4.6e18) return;
+  MapReader run(top.self()["run"], top.source(), "run");
+  run.fail(s.run.phase == "decode" ? "context_len" : "seq_len",
+           fmt::format("tokens x batch x width x 4 B x layers x GPUs = {:.3g} bytes: byte totals would pass 2^62; "
+                       "reduce the sequence, batch, layers or platform",
+                       bytes));
+}
+
+void check_plan(const Scenario& s, MapReader& top) {
+  check_derived_sizes(s, top);
+  const std::int64_t gpus_needed = std::int64_t(s.parallel.cp) * s.parallel.tp;
+  if (gpus_needed > s.platform.gpu_count()) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("cp", fmt::format("cp x tp = {} x {} = {} GPUs, but the platform has {}", s.parallel.cp, s.parallel.tp,
+                               gpus_needed, s.platform.gpu_count()));
+  }
+  const double all_gpus = double(gpus_needed) * s.parallel.dp * s.parallel.pp;  // a double: no product wraps
+  if (all_gpus > s.platform.gpu_count()) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail(s.parallel.dp > 1 ? "dp" : "pp",
+             fmt::format("dp x pp x cp x tp = {:.0f} GPUs, but the platform has {}", all_gpus, s.platform.gpu_count()));
+  }
+  if (s.model.n_heads % s.parallel.tp != 0) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("tp", fmt::format("n_heads ({}) must be divisible by tp ({})", s.model.n_heads, s.parallel.tp));
+  }
+  const int kv = s.model.n_kv_heads, tp = s.parallel.tp;
+  if ((kv >= tp && kv % tp != 0) || (kv < tp && tp % kv != 0)) {
+    MapReader par(top.self()["parallel"], top.source(), "parallel");
+    par.fail("tp", fmt::format("n_kv_heads ({}) and tp ({}) must divide one another", kv, tp));
+  }
+  const std::string& dense_algo = s.cp.dense.algorithm;
+  if (dense_algo == "ulysses" || dense_algo == "usp") {
+    // The all-to-all splits heads over the Ulysses degree: query heads must divide evenly; KV heads either divide
+    // evenly or are replicated (fewer KV heads than ranks, each rank taking one).
+    MapReader cp(top.self()["cp"], top.source(), "cp");
+    MapReader dense = cp.map("dense");
+    const int degree = dense_algo == "ulysses" ? s.parallel.cp : s.cp.dense.ulysses_degree;
+    if (dense_algo == "usp" && s.parallel.cp % degree != 0)
+      dense.fail("ulysses_degree", fmt::format("must divide cp ({}), got {}", s.parallel.cp, degree));
+    const int q_heads = s.model.n_heads / s.parallel.tp, kv_heads = std::max(1, s.model.n_kv_heads / s.parallel.tp);
+    if (q_heads % degree != 0)
+      dense.fail("algorithm", fmt::format("{} needs the query heads per GPU (n_heads/tp = {}) divisible by the Ulysses "
+                                          "degree ({})", dense_algo, q_heads, degree));
+    if (kv_heads % degree != 0 && degree % kv_heads != 0)
+      dense.fail("algorithm", fmt::format("{} needs the KV heads per GPU ({}) and the Ulysses degree ({}) to divide "
+                                          "one another", dense_algo, kv_heads, degree));
+  }
+  const bool decode = s.run.phase == "decode";
+  const bool allowed = decode ? (dense_algo == "tree" || dense_algo == "pass-q") : dense_algo != "tree";
+  if (!allowed) {
+    const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo)
+                                       : fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo);
+    // Located at cp.dense.algorithm when the scenario names one, else at run.phase (a missing key of a const node is
+    // invalid: test IsDefined before anything else).
+    const YAML::Node cp = top.self()["cp"];
+    if (cp.IsDefined() && cp.IsMap() && cp["dense"].IsDefined() && cp["dense"].IsMap())
+      MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
+    MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
+  }
+  if (s.run.phase == "train") {
+    for (const auto& kind : s.model.attention.pattern)
+      if (kind != "dense")
+        MapReader(top.self()["run"], top.source(), "run")
+            .fail("phase", fmt::format("training is modelled for dense layers only; the model has {} layers", kind));
+    if (dense_algo != "ring" && dense_algo != "ulysses" && dense_algo != "allgather")
+      MapReader(top.self()["run"], top.source(), "run")
+          .fail("phase", fmt::format("training is modelled for cp.dense.algorithm ring, ulysses or allgather, got {}",
+                                     dense_algo));
+    if (s.run.cached_tokens > 0)
+      MapReader(top.self()["run"], top.source(), "run").fail("cached_tokens", "training has no persistent KV cache");
+  }
+  if (s.run.phase == "decode") {
+    for (const auto& kind : s.model.attention.pattern)
+      if (kind != "dense")
+        MapReader(top.self()["run"], top.source(), "run")
+            .fail("phase", fmt::format("decode is modelled for dense layers only; the model has {} layers", kind));
+    if (s.run.seq_len % s.parallel.cp != 0) {
+      MapReader run(top.self()["run"], top.source(), "run");
+      run.fail("context_len", fmt::format("the cached context ({}) must split evenly over cp = {}", s.run.seq_len,
+                                          s.parallel.cp));
+    }
+    return;
+  }
+  if (s.run.cached_tokens % s.parallel.cp != 0)
+    MapReader(top.self()["run"], top.source(), "run")
+        .fail("cached_tokens", fmt::format("the cached KV ({} tokens) must split evenly over cp = {}",
+                                           s.run.cached_tokens, s.parallel.cp));
+  const std::uint64_t parts = s.cp.dense.partition == Partition::ZIGZAG ? 2ull * s.parallel.cp : s.parallel.cp;
+  if (s.run.seq_len % parts != 0) {
+    MapReader run(top.self()["run"], top.source(), "run");
+    run.fail("seq_len", fmt::format("S = {} is not divisible by {} ({} partition over cp = {} needs S % {} == 0)",
+                                    s.run.seq_len, parts, partition_name(s.cp.dense.partition), s.parallel.cp, parts));
+  }
+}
+
+}  // namespace
+
+std::string read_scenario_name(MapReader& top) {
+  const std::string name = top.text("name");
+  if (name.empty() || name.size() > 128 || name == "." || name == ".." ||
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
+    top.fail("name", fmt::format("'{}' must be a plain file name (letters, digits, '.', '_', '-'; at most 128)", name));
+  return name;
+}
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& override_texts) {
+  YAML::Node root = load_yaml_file(file);
+  const std::vector<Override> overrides = parse_overrides(override_texts);
+  YamlSource source{file, {}};
+  for (const auto& o : overrides) source.overridden_paths.insert(o.path);
+  if (!root.IsMap()) fail_at(root, source, "", "a scenario must be a mapping");
+  const std::string dir = fs::path(file).parent_path().string();
+
+  Scenario s;
+  s.file = file;
+  // The model may live in its own file; load it first so that `--set model.x=...` applies to it (and a
+  // `--set model=FILE` picks the file).
+  for (const auto& o : overrides)
+    if (o.path == "model") root["model"] = o.value;
+  YAML::Node model_node = root["model"];
+  YamlSource model_source = source;
+  if (model_node.IsDefined() && model_node.IsScalar()) {
+    // `--set model=FILE` names it on the command line: relative to the working directory, like any argument.
+    s.model_file = resolve_input_path(model_node.Scalar(), source.overridden_paths.count("model") ? "." : dir);
+    if (s.model_file.empty()) fail_at(model_node, source, "model", fmt::format("model file '{}' not found", model_node.Scalar()));
+    model_node = load_yaml_file(s.model_file);
+    model_source.file = display_path(s.model_file);
+  }
+  for (const auto& o : overrides) {
+    const auto parts = split_path(o.path);
+    if (o.path == "model") continue;  // applied above
+    if (parts[0] == "model" && parts.size() > 1 && model_node.IsDefined() && model_node.IsMap())
+      assign(model_node, parts, 1, o.value, o.path);
+    else
+      assign(root, parts, 0, o.value, o.path);
+  }
+
+  MapReader top(root, source, "");
+  s.name = read_scenario_name(top);
+  {
+    MapReader r = top.map("platform");
+    s.platform = read_platform(r, dir);
+  }
+  (void)top.node("model");
+  {
+    MapReader r(model_node, model_source, "model");
+    s.model = read_model(r);
+  }
+  {
+    MapReader r = top.map("run");
+    s.run = read_run(r);
+  }
+  if (top.has("parallel")) {
+    MapReader r = top.map("parallel");
+    s.parallel = read_parallel(r, s.run.phase);
+  } else if (s.run.phase == "train") {
+    s.parallel.grad_sync = "overlap";  // the default (cp = tp = dp = 1: nothing to synchronize)
+  }
+  s.parallel.gpus_per_node = s.platform.gpus_per_node;  // node-aware lowerings (LASP-2's 2D all-gather)
+  if (top.has("cp")) {
+    MapReader r = top.map("cp");
+    s.cp = read_cp(r);
+  }
+  if (top.has("outputs")) {
+    MapReader r = top.map("outputs");
+    const std::string trace = r.choice_or("trace", {"true", "false", "gzip"}, "true");
+    s.gzip_trace = trace == "gzip";
+    s.write_trace = trace != "false";
+    r.finish();
+  }
+  if (top.has("contention")) {
+    MapReader r = top.map("contention");
+    s.contention = read_contention(r);
+  }
+  if (top.has("collectives")) {
+    MapReader r = top.map("collectives");
+    s.parallel.collectives = read_collective_overrides(r);
+  }
+  // `exclusive` is Megatron's rule (cp-overview.md, route 1): CP refuses TP communication overlap, so the TP
+  // collectives run unoverlapped on the compute stream, T = T_CP + T_TP where they meet.
+  if (s.contention.mode == ContentionMode::EXCLUSIVE && s.parallel.tp_comm_overlap && s.parallel.cp > 1) {
+    s.parallel.tp_comm_overlap = false;
+    s.parallel.tp_comm_overlap_off = "contention.mode exclusive: Megatron disables TP overlap beside CP";
+  }
+  (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
+  top.finish();
+  check_plan(s, top);
+  check_attention_plan(s.model, s.run, s.parallel, s.cp, top, model_source);
+  if (s.run.oom_is_error) {  // refused before anything is built: the memory model is closed-form
+    const MemoryVerdict v = memory_verdict(prefill_memory({s.model, s.run, s.parallel, s.cp, s.platform.gpu}),
+                                           s.platform.gpu.hbm_bytes);
+    if (!v.fits) {
+      MapReader run = top.map("run");
+      run.fail("on_oom", "a GPU " + describe_overflow(v) + ": it does not fit");
+    }
+  }
+  return s;
+}
+
+YAML::Node scenario_document(const std::string& file, const std::vector<std::string>& override_texts) {
+  const Scenario resolved = load_scenario(file, override_texts);  // refuses what a run would refuse
+  YAML::Node root = YAML::Clone(load_yaml_file(file));
+  const std::vector<Override> overrides = parse_overrides(override_texts);
+  bool model_overridden = false;
+  for (const auto& o : overrides) model_overridden |= o.path.rfind("model.", 0) == 0;
+  // A model file that --set changes is written inline, overrides applied, as load_scenario applies them.
+  if (model_overridden && !resolved.model_file.empty()) root["model"] = YAML::Clone(load_yaml_file(resolved.model_file));
+  for (const auto& o : overrides)
+    if (o.path != "model" || resolved.model_file.empty()) assign(root, split_path(o.path), 0, o.value, o.path);
+  root.remove("sweep");
+  // Const lookups (operator[] on a non-const node adds the key it looks up), defined before typed.
+  const YAML::Node& read = root;
+  const auto is_path = [](const YAML::Node& n) { return n.IsDefined() && n.IsScalar(); };
+  if (is_path(read["model"])) root["model"] = resolved.model_file;
+  const YAML::Node platform = read["platform"];
+  if (platform.IsDefined() && platform.IsMap()) {
+    if (is_path(platform["file"])) root["platform"]["file"] = resolved.platform.xml_file;
+    if (is_path(platform["presets"]))
+      root["platform"]["presets"] =
+          resolve_input_path(platform["presets"].Scalar(), fs::path(file).parent_path().string());
+  }
+  return root;
+}
+
+}  // namespace cpsim
