@@ -1,6 +1,6 @@
 // Each heterogeneous attention mode simulated end to end (one layer, CP 4 on one H100 node): the CP bytes a rank
 // receives (max over ranks, from the executed flows) equal the mode's closed form for the same parameters
-// (workloads/hetero_volumes.cpp), and the memory report shows DSA's full-sequence KV. One SimGrid engine per
+// (workloads/attention/closed_form.cpp), and the memory report shows DSA's full-sequence KV. One SimGrid engine per
 // TEST_CASE, so one mode per case.
 #include <catch2/catch.hpp>
 

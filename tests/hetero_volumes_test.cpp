@@ -3,16 +3,22 @@
 #include <catch2/catch.hpp>
 
 #include "sim/report/volume_table.hpp"
-#include "workloads/block_selection.hpp"
-#include "workloads/hetero_volumes.hpp"
+#include "workloads/attention/block_selection.hpp"
+#include "workloads/attention/registry.hpp"
 
 using namespace cpsim;
 
 namespace {
 constexpr double MiB = 1024.0 * 1024.0, KiB = 1024.0;
 
-ModeVolume mode(const CommParams& p, const char* kind, const char* algorithm, const MobaCpPlan& sel = {}) {
-  const auto v = mode_volume(p, kind, algorithm, sel);
+// By the names the seed's tables use; "<algorithm>-backward" names a training backward pass.
+ModeVolume mode(const CommParams& p, const char* kind, std::string algorithm, const MobaCpPlan& sel = {}) {
+  const std::string suffix = "-backward";
+  const bool backward = algorithm.size() > suffix.size() && algorithm.ends_with(suffix);
+  if (backward) algorithm.resize(algorithm.size() - suffix.size());
+  REQUIRE(parse_kind(kind));
+  REQUIRE(kCpAlgorithmNames.parse(algorithm));
+  const auto v = mode_volume(p, *parse_kind(kind), *kCpAlgorithmNames.parse(algorithm), sel, backward);
   REQUIRE(v);
   return *v;
 }

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "support.hpp"
-#include "workloads/partition.hpp"
+#include "workloads/attention/partition.hpp"
 #include "workloads/roofline.hpp"
 
 using namespace cpsim;

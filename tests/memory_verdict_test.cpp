@@ -98,10 +98,10 @@ TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches ov
   const Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=2"});
   const WorkloadInputs in = test::inputs_of(s);
   const MemoryBreakdown base = prefill_memory(in);
-  const LayerMemory l = layer_memory(in, "dense");
+  const LayerMemory l = layer_memory(in, {AttentionKind::DENSE});
   TaskGraph g(1);
-  g.add_layer("dense", "ring");
-  g.add_layer("dense", "ring");
+  g.add_layer({AttentionKind::DENSE}, {CpAlgorithm::RING});
+  g.add_layer({AttentionKind::DENSE}, {CpAlgorithm::RING});
   const auto sequential = memory_timelines(in, g, base, {{{0, 1}}, {{1, 2}}});
   REQUIRE(sequential.size() == 1);
   const double held = base.weights_bytes + base.framework_reserve_bytes;

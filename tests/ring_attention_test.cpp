@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
-#include "workloads/partition.hpp"
+#include "workloads/attention/partition.hpp"
 
 using namespace cpsim;
 

@@ -23,7 +23,7 @@ const double kBlock = 8192.0 * 2 * 1024 * 2;  // T = S/N = 8192 tokens of K and 
 TEST_CASE("train: ring backward returns dK/dV around the ring", "[train][ring]") {
   const test::Run r = test::simulate(test::scenario_from(test::kSmallScenario, {"model.layers=2", "run.phase=train"}));
   CHECK(r.metrics.layers.size() == 4u);  // 2 forward + 2 backward
-  CHECK(r.metrics.layers[2].info.cp_algorithm == "ring-backward");
+  CHECK(r.metrics.layers[2].info.algorithm_name() == "ring-backward");
   CHECK(volume_of(r, "ring") == 3 * kBlock);                      // (N-1) blocks
   CHECK(volume_of(r, "ring-backward") == (2 * 3 + 1) * kBlock);  // K,V + dK,dV for N-1 steps, then dK,dV home
 }

@@ -57,7 +57,7 @@ class DecodeBuilder {
     return t;
   }
 
-  bool tree() const { return in_.cp.dense.algorithm == "tree"; }
+  bool tree() const { return in_.cp.dense.algorithm == CpAlgorithm::TREE; }
 
   // One micro-batch's layer after its attention kernels: the CP communication in flight, per GPU.
   struct Pending {
@@ -66,7 +66,7 @@ class DecodeBuilder {
   };
 
   Pending attention_start(int step, const RankTasks& ready) {
-    const int layer = g_.add_layer("dense", in_.cp.dense.algorithm);
+    const int layer = g_.add_layer({AttentionKind::DENSE}, {in_.cp.dense.algorithm});
     const int owner = step % in_.parallel.cp;  // pass-q: the CP rank holding this step's token
     RankTasks out(layout_.used_gpus());
     for (int tp = 0; tp < in_.parallel.tp; ++tp) {
@@ -199,7 +199,7 @@ TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) {
 }
 
 TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
-  return in.run.phase == "decode" ? generate_decode(in, gpu_count) : generate_prefill(in, gpu_count);
+  return in.run.phase == Phase::DECODE ? generate_decode(in, gpu_count) : generate_prefill(in, gpu_count);
 }
 
 }  // namespace cpsim

@@ -17,11 +17,11 @@ void add_gradient_sync(TaskGraph& g, const WorkloadInputs& in, const RankLayout&
   for (int l = in.model.layers - 1; l >= 0; --l) {
     const LayerWeightBytes w = layer_weight_bytes(in, l);
     const double expert = experts_over_cp ? w.routed_experts : 0.0;
-    if (in.parallel.grad_sync == "overlap" || buckets.empty()) buckets.push_back({grads[l].layer, &grads[l].done});
+    if (in.parallel.grad_sync == GradSync::OVERLAP || buckets.empty()) buckets.push_back({grads[l].layer, &grads[l].done});
     buckets.back().replicated_bytes += w.total - expert;
     buckets.back().expert_bytes += expert;
   }
-  if (in.parallel.grad_sync == "end") buckets.back().done = &grads[0].done;  // after the whole backward
+  if (in.parallel.grad_sync == GradSync::END) buckets.back().done = &grads[0].done;  // after the whole backward
 
   // An all-reduce over (replica, GPU of replica 0) members, each entering when its copy of the bucket is done.
   auto bucket_allreduce = [&](const Bucket& b, const std::vector<std::pair<int, int>>& members, double bytes,

@@ -4,30 +4,27 @@
 #include <fmt/format.h>
 
 #include "sim/scenario/units.hpp"
+#include "workloads/attention/registry.hpp"
 
 namespace cpsim {
 namespace {
 
-// KV cache one GPU keeps for one layer of `kind` (docs/heterogeneous-attention.md, "Memory"): its own tokens' K
-// and V, compressed entries for CSA/HCA, the whole sequence for DSA's AllGather-CP (every rank writes the full KV
-// back: N x), and a [B, H, d, d] state instead of KV for linear layers. Per token: 2 * d_kv_gpu * s; with MLA the
-// cache holds the latent and the decoupled RoPE key, (d_c + rope_dim) * s, or the seed's c_kv = 2 * d_c * s when
-// `seed_layout` (the formula column).
-double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const std::string& kind,
+// KV cache one GPU keeps for one layer of `kinds` (docs/heterogeneous-attention.md, "Memory"): each kind's rule
+// (workloads/attention/<kind>/: compressed entries for CSA/HCA, the whole sequence for DSA's AllGather-CP, a
+// [B, H, d, d] state for linear layers), by default its own tokens' K and V. Per token: 2 * d_kv_gpu * s; with MLA
+// the cache holds the latent and the decoupled RoPE key, (d_c + rope_dim) * s, or the seed's c_kv = 2 * d_c * s
+// when `seed_layout` (the formula column).
+double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, const LayerKinds& kinds,
                             bool seed_layout = false) {
-  const double s = sh.kv_bytes, local = sh.tokens, all = local * in.parallel.cp;  // run.dtypes.kv_cache
+  const double s = sh.kv_bytes, local = sh.tokens;  // run.dtypes.kv_cache
   const MlaSpec& mla = in.model.mla;
   const double per_token = mla.d_c > 0 ? (seed_layout ? 2.0 * mla.d_c : double(mla.d_c) + mla.rope_dim) * s
                                        : 2.0 * sh.kv_width() * s;
-  const AttentionSpec& a = in.model.attention;
   double bytes = 0;
-  for (const auto& part : split_layer_kind(kind)) {
-    const std::string& algo = in.cp.algorithm(part);
-    if (part == "csa") bytes += local / a.csa_ratio * per_token;
-    else if (part == "hca") bytes += local / a.hca_ratio * per_token;
-    else if (part == "dsa") bytes += (algo == "allgather" ? all : local) * per_token;
-    else if (part == "linear") bytes += in.run.batch * sh.q_heads * double(sh.head_dim) * sh.head_dim * s;
-    else bytes += local * per_token;
+  for (AttentionKind kind : kinds) {
+    const AttentionKindDef& def = attention_kind(kind);
+    const KvCacheInputs kv{in, sh, in.cp.algorithm(kind), local, per_token};
+    bytes += def.kv_cache_bytes ? def.kv_cache_bytes(kv) : local * per_token;
   }
   return bytes;
 }
@@ -68,9 +65,9 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     m.kv_cache_seed_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
   }
   m.framework_reserve_bytes = in.run.memory_reserve_bytes;
-  const LayerMemory layer = layer_memory(in, "dense");  // activations do not depend on the attention kind
+  const LayerMemory layer = layer_memory(in, {AttentionKind::DENSE});  // activations do not depend on the kind
   m.activations_bytes = layer.working_bytes;
-  if (in.run.phase == "train") {
+  if (in.run.phase == Phase::TRAIN) {
     const double working = m.activations_bytes, layers = in.model.layers;
     // What the forward keeps for the backward, plus one layer's working set beyond it while it (re)runs.
     m.activations_bytes = layer.kept_bytes * (layers - 1) + working;
@@ -91,7 +88,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
   return m;
 }
 
-LayerMemory layer_memory(const WorkloadInputs& in, const std::string& kind) {
+LayerMemory layer_memory(const WorkloadInputs& in, const LayerKinds& kind) {
   const ShardShape sh = shard_shape(in);
   const double s = sh.activation_bytes, t = sh.tokens, d = in.model.d_model;  // run.dtypes.activations
   const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
@@ -100,7 +97,7 @@ LayerMemory layer_memory(const WorkloadInputs& in, const std::string& kind) {
   const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
   const double kept = 2 * residual + sh.q_width() + 2 * sh.kv_width() + sh.q_width();
   LayerMemory l;
-  l.kv_bytes = in.run.phase == "train" ? 0 : layer_kv_cache_bytes(in, sh, kind);
+  l.kv_bytes = in.run.phase == Phase::TRAIN ? 0 : layer_kv_cache_bytes(in, sh, kind);
   l.working_bytes = t * s * (kept + ring_buffers + ffn_intermediates);
   switch (in.run.recompute) {  // what a training forward keeps (workloads/model.hpp, Recompute)
     case Recompute::NONE: l.kept_bytes = l.working_bytes; break;

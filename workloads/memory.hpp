@@ -49,7 +49,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in);
 struct LayerMemory {
   double kv_bytes = 0, working_bytes = 0, kept_bytes = 0;
 };
-LayerMemory layer_memory(const WorkloadInputs& in, const std::string& kind);
+LayerMemory layer_memory(const WorkloadInputs& in, const LayerKinds& kinds);
 
 // Whether a GPU's memory fits its HBM: the total against the capacity, the overflow, and the largest term (what to
 // shrink first: more CP for KV and activations, more TP/EP or FP8 for weights, ZeRO for optimizer states).

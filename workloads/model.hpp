@@ -3,8 +3,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "platforms/network_calibration.hpp"
+#include "workloads/attention/kind.hpp"
+#include "workloads/enum_names.hpp"
+#include "workloads/traffic.hpp"
 
 namespace cpsim {
 
@@ -27,7 +33,7 @@ struct MoeSpec {
 // swa, csa (compressed sparse, ratio csa_ratio, indexer top-k), hca (heavily compressed dense, ratio hca_ratio),
 // dsa (DeepSeek sparse attention: indexer top-k over all tokens), moba (block-sparse), linear (linear attention).
 struct AttentionSpec {
-  std::vector<std::string> pattern{"dense"};
+  std::vector<LayerKinds> pattern{{AttentionKind::DENSE}};
   int csa_ratio = 4;         // C4
   int hca_ratio = 128;       // C128 (the seed's m')
   int csa_top_k = 512;       // compressed entries each query attends to
@@ -38,8 +44,6 @@ struct AttentionSpec {
   int moba_top_k_blocks = 8;
   int linear_chunk = 64;     // tokens per intra-chunk block of linear attention (Lightning Attention / LASP-2)
 };
-const std::vector<std::string>& attention_kinds();  // dense, swa, csa, hca, dsa, moba, linear
-std::vector<std::string> split_layer_kind(const std::string& kind);  // "swa+csa" -> {swa, csa}
 
 struct ModelSpec {
   std::string name;
@@ -54,7 +58,8 @@ struct ModelSpec {
   MlaSpec mla;
   MoeSpec moe;
   AttentionSpec attention;
-  const std::string& layer_kind(int layer) const { return attention.pattern[layer % attention.pattern.size()]; }
+  const LayerKinds& layer_kind(int layer) const { return attention.pattern[layer % attention.pattern.size()]; }
+  bool uses(AttentionKind kind) const;  // whether any layer has this kind
 
   // Per-token width of K (and of V): n_kv_heads * head_dim. The seeds' d_kv.
   std::int64_t d_kv() const { return std::int64_t(n_kv_heads) * head_dim; }
@@ -85,8 +90,12 @@ struct OpDtypes {
 //             it is recomputed
 enum class Recompute { NONE, SELECTIVE, FULL };
 
+enum class Phase : std::uint8_t { PREFILL, DECODE, TRAIN };
+constexpr EnumNames<Phase, 3> kPhaseNames{{{{Phase::PREFILL, "prefill"}, {Phase::DECODE, "decode"}, {Phase::TRAIN, "train"}}}};
+inline const char* phase_name(Phase p) { return kPhaseNames.name(p); }
+
 struct RunSpec {
-  std::string phase = "prefill";  // prefill | decode
+  Phase phase = Phase::PREFILL;
   std::uint64_t seq_len = 0;  // tokens per sequence (S); decode: the context length (KV already cached)
   int new_tokens = 1;         // decode: output tokens generated (one decode step each)
   std::uint64_t cached_tokens = 0;  // prefill: tokens already in the persistent KV cache (sharded over CP ranks)
@@ -107,12 +116,18 @@ struct RunSpec {
   double memory_reserve_bytes = 768.0 * (1 << 20);
 };
 
-// A fixed choice for the collectives of one traffic class (scenario `collectives:`); "auto" = NCCL's cost model.
+// A fixed choice for the collectives of one traffic class (scenario `collectives:`); nullopt = NCCL's cost model
+// (`auto`).
 struct CollectiveOverride {
-  std::string algorithm = "auto";  // auto | ring | tree | nvls | hierarchical
-  std::string protocol = "auto";   // auto | LL | LL128 | Simple
-  int channels = 0;                // 0 = the platform's (one per rail, capped by the calibration)
+  std::optional<CollectiveAlgorithm> algorithm;  // ring | tree | nvls | hierarchical
+  std::optional<Protocol> protocol;              // LL | LL128 | Simple
+  int channels = 0;                              // 0 = the platform's (one per rail, capped by the calibration)
 };
+
+// parallel.grad_sync (training): per layer as soon as its backward is done, once after the backward, or not at all.
+enum class GradSync : std::uint8_t { NONE, OVERLAP, END };
+constexpr EnumNames<GradSync, 3> kGradSyncNames{
+    {{{GradSync::OVERLAP, "overlap"}, {GradSync::END, "end"}, {GradSync::NONE, "none"}}}};
 
 struct ParallelSpec {
   int cp = 1;
@@ -128,11 +143,11 @@ struct ParallelSpec {
   bool sequence_parallel = false;  // TP all-gather + reduce-scatter around each half instead of all-reduces
   // Training: gradient all-reduce over the DP x CP group (ranks holding the same weights), per layer as soon as
   // its backward is done (overlap), once after the backward (end), or not simulated (none).
-  std::string grad_sync = "none";
+  GradSync grad_sync = GradSync::NONE;
   int simulated_dp = 1;  // DP replicas simulated side by side: dp when gradients are synchronized, else 1
   bool cp_inner = false;  // parallel.order: true = CP ranks are consecutive GPUs, TP strided
   std::vector<std::string> order{"tp", "cp", "pp", "dp"};  // innermost first
-  std::map<std::string, CollectiveOverride> collectives;  // by traffic class name: "tp", "cp", "ep", "dp"
+  std::map<Traffic, CollectiveOverride> collectives;  // by traffic class
   // Megatron userbuffers-style TP overlap: the TP all-gather / reduce-scatter around each GEMM are chunked and run
   // on a communication stream beside the GEMM's chunks (needs sequence_parallel).
   bool tp_comm_overlap = false;
@@ -142,10 +157,12 @@ struct ParallelSpec {
 };
 
 enum class Partition { CONTIGUOUS, ZIGZAG, STRIPED };
-const char* partition_name(Partition p);
+constexpr EnumNames<Partition, 3> kPartitionNames{
+    {{{Partition::CONTIGUOUS, "contiguous"}, {Partition::ZIGZAG, "zigzag"}, {Partition::STRIPED, "striped"}}}};
+inline const char* partition_name(Partition p) { return kPartitionNames.name(p); }
 
 struct DenseCpPlan {
-  std::string algorithm = "ring";
+  CpAlgorithm algorithm = CpAlgorithm::RING;
   Partition partition = Partition::ZIGZAG;
   int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
   double auto_miss_rate_threshold = 0.05;  // auto: pass-Q below this KV miss rate T / (T + cached), else pass-KV
@@ -157,6 +174,8 @@ struct DenseCpPlan {
 // Where MoBA's selected blocks live (heterogeneous-attention-cp.md, "负载均衡盲点"): spread evenly over the ranks,
 // biased towards the query's own and nearest earlier ranks, or concentrated on one hot rank.
 enum class BlockSelection { UNIFORM, RECENCY, SKEWED };
+constexpr EnumNames<BlockSelection, 3> kBlockSelectionNames{
+    {{{BlockSelection::UNIFORM, "uniform"}, {BlockSelection::RECENCY, "recency"}, {BlockSelection::SKEWED, "skewed"}}}};
 struct MobaCpPlan {
   BlockSelection selection = BlockSelection::UNIFORM;
   double hot_fraction = 0.5;  // skewed: share of every rank's selected blocks that rank `hot_rank` owns
@@ -165,11 +184,10 @@ struct MobaCpPlan {
 
 struct CpPlan {
   DenseCpPlan dense;
-  // CP algorithm per non-dense attention kind (defaults in default_cp_algorithm).
-  std::map<std::string, std::string> algorithms;
+  // CP algorithm per non-dense attention kind (absent: the kind's registered default).
+  std::map<AttentionKind, CpAlgorithm> algorithms;
   MobaCpPlan moba;
-  const std::string& algorithm(const std::string& kind) const;
+  CpAlgorithm algorithm(AttentionKind kind) const;
 };
-const std::string& default_cp_algorithm(const std::string& kind);
 
 }  // namespace cpsim

@@ -32,7 +32,7 @@ int ceil_log2(int n) {
 
 }  // namespace
 
-CollectiveMachine::CollectiveMachine(const PlatformSpec& platform, std::map<std::string, CollectiveOverride> overrides)
+CollectiveMachine::CollectiveMachine(const PlatformSpec& platform, std::map<Traffic, CollectiveOverride> overrides)
     : platform_(platform), overrides_(std::move(overrides)) {
   if (platform.xml_file.empty() && !platform.gpus.empty()) topology_.emplace(platform);
 }
@@ -69,7 +69,7 @@ CollectiveMachine::GroupShape CollectiveMachine::shape_of(const std::vector<int>
 int CollectiveMachine::channels_for(const GroupShape& s, Traffic traffic) const {
   if (s.nodes.size() == 1 || !s.uniform) return 1;
   int c = std::min(platform_.network.max_channels, s.min_per_node);
-  if (auto it = overrides_.find(traffic_name(traffic)); it != overrides_.end() && it->second.channels > 0)
+  if (auto it = overrides_.find(traffic); it != overrides_.end() && it->second.channels > 0)
     c = std::min(c, it->second.channels);
   return std::max(1, c);
 }
@@ -145,20 +145,18 @@ CollectiveChoice CollectiveMachine::choose(CollectiveOp op, const std::vector<in
   if (auto it = choices_.find(key); it != choices_.end()) return it->second;
 
   CollectiveOverride fixed;
-  if (auto it = overrides_.find(traffic_name(traffic)); it != overrides_.end()) fixed = it->second;
+  if (auto it = overrides_.find(traffic); it != overrides_.end()) fixed = it->second;
   // An XML platform's link rates are in its file, not in the spec: NCCL's model has nothing to compare, run rings.
-  if (!topology_ && fixed.algorithm == "auto") fixed.algorithm = "ring";
+  if (!topology_ && !fixed.algorithm) fixed.algorithm = CollectiveAlgorithm::RING;
   const int channels = channels_for(s, traffic);
   CollectiveChoice best;
   best.predicted_s = std::numeric_limits<double>::infinity();
   for (int a = 0; a <= int(CollectiveAlgorithm::HIERARCHICAL); ++a) {
     const auto algo = CollectiveAlgorithm(a);
     // auto follows NCCL's tuner, which has no hierarchical algorithm: that one runs only when asked for.
-    if (fixed.algorithm == "auto" ? algo == CollectiveAlgorithm::HIERARCHICAL
-                                  : fixed.algorithm != collective_algorithm_name(algo))
-      continue;
+    if (!fixed.algorithm ? algo == CollectiveAlgorithm::HIERARCHICAL : *fixed.algorithm != algo) continue;
     for (int p = 0; p < kProtocols; ++p) {
-      if (fixed.protocol != "auto" && fixed.protocol != protocol_name(Protocol(p))) continue;
+      if (fixed.protocol && *fixed.protocol != Protocol(p)) continue;
       const auto t = model_time_s(op, gpus, bytes, algo, Protocol(p), channels);
       if (t && *t < best.predicted_s) best = {algo, Protocol(p), channels, 0, *t};
     }

@@ -36,7 +36,7 @@ struct CollectiveChoice {
 class CollectiveMachine {
  public:
   // `overrides`: per traffic class ("tp", "cp", ...), a fixed algorithm / protocol / channel count.
-  CollectiveMachine(const PlatformSpec& platform, std::map<std::string, CollectiveOverride> overrides = {});
+  CollectiveMachine(const PlatformSpec& platform, std::map<Traffic, CollectiveOverride> overrides = {});
   bool ideal() const { return platform_.ideal(); }
   // Fixed cost of one point-to-point message (the NCCL call), paid before its bytes move; SimGrid adds the wire.
   double p2p_overhead_s(int src_gpu, int dst_gpu) const;
@@ -78,7 +78,7 @@ class CollectiveMachine {
 
   const PlatformSpec& platform_;
   std::optional<Topology> topology_;  // generated platforms; XML platforms use their file's links as given
-  std::map<std::string, CollectiveOverride> overrides_;
+  std::map<Traffic, CollectiveOverride> overrides_;
   using ChoiceKey = std::tuple<int, int, double, std::vector<int>>;  // op, traffic, bytes, ranks per node
   mutable std::map<ChoiceKey, CollectiveChoice> choices_;
 };

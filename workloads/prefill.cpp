@@ -10,11 +10,11 @@
 #include <optional>
 
 #include "sim/scenario/units.hpp"
-#include "workloads/attention_lowering.hpp"
+#include "workloads/attention/registry.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"
 #include "workloads/nccl_collectives.hpp"
-#include "workloads/partition.hpp"
+#include "workloads/attention/partition.hpp"
 #include "workloads/tp_comm_overlap.hpp"
 
 namespace cpsim {
@@ -67,20 +67,20 @@ class PrefillBuilder {
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
       if (l == 0) {
         // The first layer predicts the whole graph: refuse it now, with the estimate, rather than run out of memory.
-        const double estimate = double(g_.tasks().size()) * in_.model.layers * (in_.run.phase == "train" ? 3 : 1) *
+        const double estimate = double(g_.tasks().size()) * in_.model.layers * (in_.run.phase == Phase::TRAIN ? 3 : 1) *
                                 std::max(1, in_.parallel.simulated_dp);
         const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
         if (estimate > double(g_.task_limit()))
           throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}, ~{} of memory), "
                                              "past the limit of {} (run.max_tasks, or --max-tasks)",
                                              estimate, g_.tasks().size(), in_.model.layers,
-                                             in_.run.phase == "train" ? " x 3 for training" : "", memory,
+                                             in_.run.phase == Phase::TRAIN ? " x 3 for training" : "", memory,
                                              g_.task_limit()));
         if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
         g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
       }
     }
-    if (in_.run.phase == "train") {  // training: the backward pass, last layer first
+    if (in_.run.phase == Phase::TRAIN) {  // training: the backward pass, last layer first
       std::vector<LayerGradients> grads(in_.model.layers);
       for (int l = in_.model.layers - 1; l >= 0; --l) {
         grads[l].done.resize(layout_.used_gpus());
@@ -93,7 +93,7 @@ class PrefillBuilder {
       }
       const std::size_t replica_tasks = g_.tasks().size();
       g_.replicate(in_.parallel.simulated_dp, layout_.used_gpus());
-      if (in_.parallel.grad_sync != "none") add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
+      if (in_.parallel.grad_sync != GradSync::NONE) add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
     g_.forget_machine();
     return std::move(g_);
@@ -181,12 +181,19 @@ class PrefillBuilder {
     return out;
   }
 
+  std::vector<CpAlgorithm> layer_algorithms(const LayerKinds& kinds) const {
+    std::vector<CpAlgorithm> out;
+    for (AttentionKind kind : kinds) out.push_back(in_.cp.algorithm(kind));
+    return out;
+  }
+
   static KernelCost twice(const KernelCost& c) { return {2 * c.duration_s, 2 * c.flops, 2 * c.hbm_bytes}; }
 
   // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
   // the attention backward follows the CP algorithm (train_attention.cpp), TP all-reduces mirror the forward.
   RankTasks layer_backward(int index, const RankTasks& ready, int& layer) {
-    layer = g_.add_layer(in_.model.layer_kind(index), in_.cp.dense.algorithm + "-backward");
+    const LayerKinds& kinds = in_.model.layer_kind(index);
+    layer = g_.add_layer(kinds, layer_algorithms(kinds), true);
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
@@ -202,7 +209,11 @@ class PrefillBuilder {
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_o[gpu] = {compute(gpu, "o_proj backward", layer, twice(gemm(in_, t, shape_.q_width(), d, proj_dt)), after_ar[gpu])};
     LayerContext ctx{g_, in_, shape_, layout_, layer};
-    const RankTasks after_attn = lower_dense_backward(ctx, after_o);
+    RankTasks after_attn(gpus);
+    for (AttentionKind kind : kinds) {  // the scenario checks that every kind's mode has a backward lowering
+      const RankTasks done = find_mode(kind, in_.cp.algorithm(kind))->backward(ctx, after_o);
+      for (int gpu = 0; gpu < gpus; ++gpu) after_attn[gpu].insert(after_attn[gpu].end(), done[gpu].begin(), done[gpu].end());
+    }
     RankTasks after_qkv(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_qkv[gpu] = {compute(gpu, "qkv_proj backward", layer,
@@ -220,11 +231,8 @@ class PrefillBuilder {
   // reduce-scatter, or EP after a combine), so the TP GEMMs must all-gather them first; updated on return.
   AttentionHalf attention_half(int index, const RankTasks& layer_input, bool& sharded) {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
-    const std::string& kind = in_.model.layer_kind(index);
-    const std::vector<std::string> parts = split_layer_kind(kind);
-    std::string algorithms;
-    for (const auto& part : parts) algorithms += (algorithms.empty() ? "" : "+") + in_.cp.algorithm(part);
-    const int layer = g_.add_layer(kind, algorithms);
+    const LayerKinds& kinds = in_.model.layer_kind(index);
+    const int layer = g_.add_layer(kinds, layer_algorithms(kinds));
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();
@@ -240,8 +248,8 @@ class PrefillBuilder {
 
     LayerContext ctx{g_, in_, shape_, layout_, layer};
     RankTasks after_attn(gpus);
-    for (const auto& part : parts) {
-      const RankTasks done = find_lowering(part, in_.cp.algorithm(part))(ctx, after_qkv);
+    for (AttentionKind kind : kinds) {
+      const RankTasks done = find_mode(kind, in_.cp.algorithm(kind))->forward(ctx, after_qkv);
       for (int gpu = 0; gpu < gpus; ++gpu) after_attn[gpu].insert(after_attn[gpu].end(), done[gpu].begin(), done[gpu].end());
     }
 

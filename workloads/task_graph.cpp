@@ -11,22 +11,17 @@
 
 namespace cpsim {
 
-const char* traffic_name(Traffic t) {
-  switch (t) {
-    case Traffic::CP: return "cp";
-    case Traffic::TP: return "tp";
-    case Traffic::EP: return "ep";
-    case Traffic::DP: return "dp";
-    case Traffic::PP: return "pp";
-    default: return "none";
-  }
+std::string LayerInfo::algorithm_name() const {
+  std::string out;
+  for (CpAlgorithm a : algorithms) out += (out.empty() ? "" : "+") + std::string(cpsim::algorithm_name(a));
+  return backward ? out + "-backward" : out;
 }
 
 TaskGraph::TaskGraph(int gpu_count, const CollectiveMachine* machine)
     : gpu_count_(gpu_count), machine_(machine), last_compute_(gpu_count, -1) {}
 
-int TaskGraph::add_layer(const std::string& kind, const std::string& cp_algorithm) {
-  layers_.push_back({static_cast<int>(layers_.size()), kind, cp_algorithm});
+int TaskGraph::add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward) {
+  layers_.push_back({static_cast<int>(layers_.size()), kinds, algorithms, backward});
   return layers_.back().index;
 }
 

@@ -11,20 +11,23 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/attention/kind.hpp"
+#include "workloads/traffic.hpp"
+
 namespace cpsim {
 
 using TaskId = std::uint32_t;
 
 enum class TaskKind : std::uint8_t { COMPUTE, FLOW };
-enum class Traffic : std::uint8_t { NONE, CP, TP, EP, DP, PP };
-constexpr int kTrafficClasses = 6;
-const char* traffic_name(Traffic t);  // "cp", "tp", ...
 
 // Which layer a task belongs to, and what that layer is (reported per layer kind and CP algorithm).
 struct LayerInfo {
   int index = 0;
-  std::string kind;          // attention kind: "dense", ...
-  std::string cp_algorithm;  // "ring", ...
+  LayerKinds kinds;                     // the layer's attention kind(s)
+  std::vector<CpAlgorithm> algorithms;  // one per kind
+  bool backward = false;                // a training backward layer
+  std::string kind_name() const { return layer_kinds_name(kinds); }  // "swa+csa"
+  std::string algorithm_name() const;                                // "boundary+allgather", "ring-backward"
 };
 
 struct Task {
@@ -67,7 +70,7 @@ class TaskGraph {
   std::size_t task_limit() const { return task_limit_; }
   void forget_machine() { machine_ = nullptr; }
 
-  int add_layer(const std::string& kind, const std::string& cp_algorithm);
+  int add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward = false);
   TaskId add_compute(int gpu, const std::string& name, int layer, int step, double duration_s, double flops,
                      double hbm_bytes);
   // A point-to-point message; on a calibrated machine it pays the per-message overhead (p2p latency).

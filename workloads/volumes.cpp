@@ -28,26 +28,22 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.head_dim = sh.head_dim;
   p.ulysses_degree = in.cp.dense.ulysses_degree;
   p.cached = static_cast<double>(in.run.cached_tokens);
-  p.decode = in.run.phase == "decode";
+  p.decode = in.run.phase == Phase::DECODE;
   return p;
 }
 
-std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const std::string& kind,
-                                                const std::string& cp_algorithm) {
+std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const LayerInfo& layer) {
   const CommParams p = comm_params(in);
   VolumeFormula out;
-  const std::string backward = "-backward";
-  if (cp_algorithm.size() > backward.size() &&
-      cp_algorithm.compare(cp_algorithm.size() - backward.size(), backward.size(), backward) == 0) {
-    const auto v = mode_volume(p, kind, cp_algorithm);
-    if (!v) return std::nullopt;
-    return VolumeFormula{v->bytes, kind + "/" + cp_algorithm + ": " + v->formula};
-  }
-  for (const auto& part : split_layer_kind(kind)) {
-    const auto v = mode_volume(p, part, in.cp.algorithm(part), part == "moba" ? in.cp.moba : MobaCpPlan{});
+  for (std::size_t i = 0; i < layer.kinds.size(); ++i) {
+    const AttentionKind kind = layer.kinds[i];
+    const CpAlgorithm algorithm = layer.algorithms[i];
+    const auto v = mode_volume(p, kind, algorithm, kind == AttentionKind::MOBA ? in.cp.moba : MobaCpPlan{},
+                               layer.backward);
     if (!v) return std::nullopt;
     out.bytes += v->bytes;
-    out.formula += (out.formula.empty() ? "" : " + ") + (part + "/" + v->algorithm + ": " + v->formula);
+    out.formula += (out.formula.empty() ? "" : " + ") + std::string(kind_name(kind)) + "/" + algorithm_name(algorithm) +
+                   (layer.backward ? "-backward" : "") + ": " + v->formula;
   }
   return out;
 }

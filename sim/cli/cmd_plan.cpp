@@ -61,12 +61,12 @@ int plan_command(const ScenarioArgs& args) {
     if (p.ep > 1)
       for (const auto& g : layout.ep_groups())
         std::cout << fmt::format("  EP group ({} GPUs): gpus {}  -> {}\n", g.size(), list(g), links_of(s, g));
-    if (p.grad_sync != "none" && p.dp * p.cp > 1)
+    if (p.grad_sync != GradSync::NONE && p.dp * p.cp > 1)
       for (int tp = 0; tp < p.tp; ++tp) {
         std::vector<int> g;  // the DP x CP gradient all-reduce group of this TP rank (workloads/gradient_sync.cpp)
         for (int r = 0; r < p.simulated_dp; ++r)
           for (int cp = 0; cp < p.cp; ++cp) g.push_back(r * replica_gpus + layout.gpu(cp, tp));
-        std::cout << fmt::format("  gradient group tp{} (dp x cp, grad_sync {}): gpus {}  -> {}\n", tp, p.grad_sync,
+        std::cout << fmt::format("  gradient group tp{} (dp x cp, grad_sync {}): gpus {}  -> {}\n", tp, kGradSyncNames.name(p.grad_sync),
                                  list(g), links_of(s, g));
       }
     return 0;

@@ -77,8 +77,8 @@ std::string plans_csv(const std::vector<const PlanRow*>& ranked, const std::vect
   return csv;
 }
 
-void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, const std::string& phase) {
-  const char* figure = phase == "decode" ? "decode time" : phase == "train" ? "step time" : "TTFT";
+void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, Phase phase) {
+  const char* figure = phase == Phase::DECODE ? "decode time" : phase == Phase::TRAIN ? "step time" : "TTFT";
   std::cout << fmt::format("{:>4}  {:<52} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
                            "tokens/s/GPU", "memory", "fits", "exposed comm");
   for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
@@ -117,7 +117,7 @@ int plan_search_command(const PlanSearchArgs& args) {
         s = load_scenario(args.scenario.file, sets);
         r.gpus = s->parallel.cp * s->parallel.tp * s->parallel.dp * s->parallel.pp;
         r.tokens = double(s->run.batch) * s->run.micro_batches *
-                   (s->run.phase == "decode" ? s->run.new_tokens : double(s->run.seq_len));
+                   (s->run.phase == Phase::DECODE ? s->run.new_tokens : double(s->run.seq_len));
         r.memory = memory_verdict(prefill_memory({s->model, s->run, s->parallel, s->cp, s->platform.gpu}),
                                   s->platform.gpu.hbm_bytes);
         r.status = r.memory.fits ? "ok" : "unfit";

@@ -53,9 +53,9 @@ void log_headline(const Scenario& s, const Metrics& m) {
 // What `run` would refuse before simulating, for `validate`: the workload's size (run.max_tasks) and the platform as
 // the engine loads it, with a route for every pair of GPUs the workload sends between (both candidates of `auto`).
 void check_runnable(const Scenario& scenario) {
-  std::vector<std::string> algorithms{scenario.cp.dense.algorithm};
-  if (algorithms.front() == "auto") algorithms = {"ring", "pass-q"};
-  for (const auto& algorithm : algorithms) {
+  std::vector<CpAlgorithm> algorithms{scenario.cp.dense.algorithm};
+  if (algorithms.front() == CpAlgorithm::AUTO) algorithms = kAutoCandidates;
+  for (CpAlgorithm algorithm : algorithms) {
     Scenario s = scenario;
     s.cp.dense.algorithm = algorithm;
     const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
@@ -70,7 +70,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     Scenario scenario = load_scenario(args.file, args.overrides);
     const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
     std::optional<AutoChoice> auto_choice;
-    if (scenario.cp.dense.algorithm == "auto") auto_choice = resolve_auto_algorithm(scenario);
+    if (scenario.cp.dense.algorithm == CpAlgorithm::AUTO) auto_choice = resolve_auto_algorithm(scenario);
 
     const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu, &scenario.platform};
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());

@@ -17,7 +17,7 @@ namespace {
 
 // Simulates `s` with `algorithm` in a forked child and returns its makespan. A child that cannot simulate sends its
 // error's message instead, and the parent raises it as the same kind of error (an input mistake stays exit 2).
-double simulate_in_child(Scenario s, const std::string& algorithm) {
+double simulate_in_child(Scenario s, CpAlgorithm algorithm) {
   s.cp.dense.algorithm = algorithm;
   enum Outcome : int { OK = 0, FAILED = 1, INPUT = 2, TOO_LARGE = 3 };
   int fds[2];
@@ -57,7 +57,7 @@ double simulate_in_child(Scenario s, const std::string& algorithm) {
   if (outcome == INPUT) throw InputError(message);
   if (outcome == TOO_LARGE) throw WorkloadTooLarge(message);
   if (got != sizeof makespan || outcome != OK)
-    throw std::runtime_error("simulating the " + algorithm + " candidate of cp.dense.algorithm auto failed" +
+    throw std::runtime_error(std::string("simulating the ") + algorithm_name(algorithm) + " candidate of cp.dense.algorithm auto failed" +
                              (message.empty() ? "" : ": " + message));
   return makespan;
 }
@@ -70,20 +70,22 @@ AutoChoice resolve_auto_algorithm(Scenario& s) {
   c.miss_rate = T / (T + P);
   c.threshold = s.cp.dense.auto_miss_rate_threshold;
   c.rule = s.cp.dense.auto_by_miss_rate ? "miss-rate" : "simulated";
-  c.rule_choice = c.miss_rate < c.threshold ? "pass-q" : "ring";
-  for (const char* candidate : {"ring", "pass-q"}) c.candidate_makespan_s[candidate] = simulate_in_child(s, candidate);
-  const double ring = c.candidate_makespan_s["ring"], pass_q = c.candidate_makespan_s["pass-q"];
-  const std::string faster = ring <= pass_q ? "ring" : "pass-q";
+  c.rule_choice = c.miss_rate < c.threshold ? CpAlgorithm::PASS_Q : CpAlgorithm::RING;
+  c.ring_makespan_s = simulate_in_child(s, CpAlgorithm::RING);
+  c.pass_q_makespan_s = simulate_in_child(s, CpAlgorithm::PASS_Q);
+  const double ring = c.ring_makespan_s, pass_q = c.pass_q_makespan_s;
+  const CpAlgorithm faster = c.simulated_faster();
   const std::string rule_text = fmt::format(
       "KV miss rate T/(T+cached) = {}/({}+{}) = {:.4f} is {} the threshold {}: {}", T, T, P, c.miss_rate,
       c.miss_rate < c.threshold ? "below" : "at or above", c.threshold,
-      c.rule_choice == "pass-q" ? "pass Q (the new queries are smaller than the KV)" : "pass KV (ring attention)");
+      c.rule_choice == CpAlgorithm::PASS_Q ? "pass Q (the new queries are smaller than the KV)" : "pass KV (ring attention)");
   if (s.cp.dense.auto_by_miss_rate) {
     c.chosen = c.rule_choice;
     c.reason = rule_text;
   } else {
     c.chosen = faster;
-    c.reason = fmt::format("simulated faster: {} ({:.6g} s against {:.6g} s); the miss-rate rule: {}", faster,
+    c.reason = fmt::format("simulated faster: {} ({:.6g} s against {:.6g} s); the miss-rate rule: {}",
+                           algorithm_name(faster),
                            std::min(ring, pass_q), std::max(ring, pass_q), rule_text);
   }
   s.cp.dense.algorithm = c.chosen;
@@ -92,15 +94,16 @@ AutoChoice resolve_auto_algorithm(Scenario& s) {
 }
 
 nlohmann::ordered_json auto_choice_json(const AutoChoice& c) {
-  const double ring = c.candidate_makespan_s.at("ring"), pass_q = c.candidate_makespan_s.at("pass-q");
   return {{"rule", c.rule},
           {"miss_rate", c.miss_rate},
           {"threshold", c.threshold},
-          {"miss_rate_rule_choice", c.rule_choice},
-          {"chosen", c.chosen},
+          {"miss_rate_rule_choice", algorithm_name(c.rule_choice)},
+          {"chosen", algorithm_name(c.chosen)},
           {"reason", c.reason},
-          {"candidates_makespan_s", {{"ring", ring}, {"pass-q", pass_q}}},
-          {"simulated_faster", ring <= pass_q ? "ring" : "pass-q"}};
+          {"candidates_makespan_s",
+           {{algorithm_name(CpAlgorithm::RING), c.ring_makespan_s},
+            {algorithm_name(CpAlgorithm::PASS_Q), c.pass_q_makespan_s}}},
+          {"simulated_faster", algorithm_name(c.simulated_faster())}};
 }
 
 }  // namespace cpsim

@@ -8,20 +8,28 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/scenario/scenario.hpp"
 
 namespace cpsim {
 
+// The candidates auto simulates: pass-KV (ring) and pass-Q.
+inline const std::vector<CpAlgorithm> kAutoCandidates{CpAlgorithm::RING, CpAlgorithm::PASS_Q};
+
 struct AutoChoice {
   double miss_rate = 0, threshold = 0;
   std::string rule;         // "simulated" (the faster candidate) or "miss-rate" (Meta's closed-form rule)
-  std::string rule_choice;  // what the miss-rate rule picks
-  std::string chosen, reason;
-  std::map<std::string, double> candidate_makespan_s;  // "ring", "pass-q"
+  CpAlgorithm rule_choice{};  // what the miss-rate rule picks
+  CpAlgorithm chosen{};
+  std::string reason;
+  double ring_makespan_s = 0, pass_q_makespan_s = 0;  // the two candidates simulated
+  CpAlgorithm simulated_faster() const {
+    return ring_makespan_s <= pass_q_makespan_s ? CpAlgorithm::RING : CpAlgorithm::PASS_Q;
+  }
 };
 
-// Resolves `s.cp.dense.algorithm` from "auto" to the chosen algorithm and returns why.
+// Resolves `s.cp.dense.algorithm` from auto to the chosen algorithm and returns why.
 AutoChoice resolve_auto_algorithm(Scenario& s);
 nlohmann::ordered_json auto_choice_json(const AutoChoice& c);
 

@@ -6,14 +6,7 @@
 
 namespace cpsim {
 
-const char* contention_mode_name(ContentionMode m) {
-  switch (m) {
-    case ContentionMode::EXCLUSIVE: return "exclusive";
-    case ContentionMode::STAGGERED: return "staggered";
-    case ContentionMode::SUBTRACTIVE: return "subtractive";
-    default: return "fair";
-  }
-}
+const char* contention_mode_name(ContentionMode m) { return kContentionModeNames.name(m); }
 
 double ContentionSpec::subtractive_link_Bps(double peak_Bps, int kernels) const {
   if (kernels <= 0) return peak_Bps;
@@ -28,11 +21,7 @@ double ContentionSpec::compute_stretch(int sm_count, int kernels) const {
 
 ContentionSpec read_contention(MapReader& r) {
   ContentionSpec c;
-  const std::string mode = r.choice_or("mode", {"fair", "exclusive", "staggered", "subtractive"}, "fair");
-  c.mode = mode == "exclusive"   ? ContentionMode::EXCLUSIVE
-           : mode == "staggered" ? ContentionMode::STAGGERED
-           : mode == "subtractive" ? ContentionMode::SUBTRACTIVE
-                                   : ContentionMode::FAIR;
+  c.mode = r.choice_or("mode", kContentionModeNames, ContentionMode::FAIR);
   c.channels = static_cast<int>(r.integer_or("channels", c.channels, 1));
   c.chunk_bytes = r.size_bytes_or("chunk_bytes", c.chunk_bytes);
   c.channel_bw_Bps = r.bandwidth_Bps_opt("channel_bw").value_or(c.channel_bw_Bps);

@@ -15,9 +15,15 @@
 #pragma once
 #include <string>
 
+#include "workloads/enum_names.hpp"
+
 namespace cpsim {
 
 enum class ContentionMode { FAIR, EXCLUSIVE, STAGGERED, SUBTRACTIVE };
+constexpr EnumNames<ContentionMode, 4> kContentionModeNames{{{{ContentionMode::FAIR, "fair"},
+                                                             {ContentionMode::EXCLUSIVE, "exclusive"},
+                                                             {ContentionMode::STAGGERED, "staggered"},
+                                                             {ContentionMode::SUBTRACTIVE, "subtractive"}}}};
 const char* contention_mode_name(ContentionMode m);
 
 struct ContentionSpec {

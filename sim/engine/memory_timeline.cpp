@@ -8,10 +8,10 @@ namespace cpsim {
 
 std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const TaskGraph& g, const MemoryBreakdown& base,
                                              const std::vector<std::vector<LayerWindow>>& windows) {
-  const bool train = in.run.phase == "train", decode = in.run.phase == "decode";
+  const bool train = in.run.phase == Phase::TRAIN, decode = in.run.phase == Phase::DECODE;
   const double held = base.weights_bytes + base.gradients_bytes + base.optimizer_states_bytes +
                       base.framework_reserve_bytes + (decode ? base.kv_cache_bytes : 0);
-  std::map<std::string, LayerMemory> by_kind;  // layer_memory depends on the kind only
+  std::map<LayerKinds, LayerMemory> by_kind;  // layer_memory depends on the kind only
   const std::size_t gpus = windows.empty() ? 0 : windows.front().size();
   std::vector<MemoryTimeline> out(gpus);
   for (std::size_t gpu = 0; gpu < gpus; ++gpu) {
@@ -21,11 +21,10 @@ std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const Tas
       const LayerWindow& w = windows[l][gpu];
       if (w.last < 0) continue;
       const LayerInfo& info = g.layers()[l];
-      auto [it, fresh] = by_kind.try_emplace(info.kind);
-      if (fresh) it->second = layer_memory(in, info.kind);
+      auto [it, fresh] = by_kind.try_emplace(info.kinds);
+      if (fresh) it->second = layer_memory(in, info.kinds);
       const LayerMemory& m = it->second;
-      const bool backward = info.cp_algorithm.size() > 9 &&
-                            info.cp_algorithm.compare(info.cp_algorithm.size() - 9, 9, "-backward") == 0;
+      const bool backward = info.backward;
       if (!train) {
         changes.push_back({w.first, m.working_bytes + (decode ? 0 : m.kv_bytes)});
         changes.push_back({w.last, -m.working_bytes});

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "workloads/attention_lowering.hpp"
+#include "workloads/attention/registry.hpp"
 
 namespace cpsim {
 namespace {
@@ -16,33 +16,38 @@ std::vector<int> powers_of_two_up_to(int limit) {
 }
 
 // The attention kinds of the model's layers, in first-appearance order ("swa+csa" counts as swa and csa).
-std::vector<std::string> kinds_of(const ModelSpec& m) {
-  std::vector<std::string> kinds;
+std::vector<AttentionKind> kinds_of(const ModelSpec& m) {
+  std::vector<AttentionKind> kinds;
   for (int l = 0; l < m.layers; ++l)
-    for (const auto& part : split_layer_kind(m.layer_kind(l)))
+    for (AttentionKind part : m.layer_kind(l))
       if (std::find(kinds.begin(), kinds.end(), part) == kinds.end()) kinds.push_back(part);
   return kinds;
 }
 
-// One kind's choices as (label, overrides). Dense adds USP at the node's Ulysses degree, pass-Q when a persistent
-// cache makes it meaningful, and tree for decode.
-std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const Scenario& s, const std::string& kind,
+// One kind's choices as (label, overrides): its registered modes that have a lowering for the run's phase, USP at
+// the node's Ulysses degree, pass-Q only where a persistent cache (or decode) makes it meaningful.
+std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const Scenario& s, AttentionKind kind,
                                                                          int cp, int tp) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  std::vector<std::string> algorithms = algorithms_for(kind);
-  if (kind == "dense" && s.run.phase == "decode") algorithms.push_back("tree");
-  for (const auto& algorithm : algorithms) {
-    const std::string key = "cp." + kind + ".algorithm=" + algorithm;
-    // Pass-Q pays off against a persistent cache (prefill) or for decode; a fresh prefill or training has none.
-    if (kind == "dense" && algorithm == "pass-q" && s.run.phase != "decode" && s.run.cached_tokens == 0) continue;
-    if (kind == "dense" && algorithm == "usp") {
+  const AttentionKindDef& def = attention_kind(kind);
+  for (const auto& mode : def.modes) {
+    const CpAlgorithm a = mode.algorithm;
+    const bool lowered = s.run.phase == Phase::DECODE  ? mode.decode
+                         : s.run.phase == Phase::TRAIN ? mode.backward != nullptr
+                                                       : mode.prefill;
+    if (!lowered) continue;
+    const std::string key = def.name + "=" + algorithm_name(a);
+    const std::string set = "cp." + def.name + ".algorithm=" + algorithm_name(a);
+    // Pass-Q pays off against a persistent cache (prefill) or for decode; a fresh prefill has none.
+    if (a == CpAlgorithm::PASS_Q && s.run.phase != Phase::DECODE && s.run.cached_tokens == 0) continue;
+    if (a == CpAlgorithm::USP) {
       const int degree = std::max(1, s.platform.gpus_per_node / tp);  // Ulysses inside NVLink, ring across nodes
       if (degree <= 1 || degree >= cp || cp % degree != 0) continue;
-      out.push_back({fmt::format("{}=usp({})", kind, degree),
-                     {key, fmt::format("cp.dense.ulysses_degree={}", degree)}});
+      out.push_back({fmt::format("{}=usp({})", def.name, degree),
+                     {set, fmt::format("cp.dense.ulysses_degree={}", degree)}});
       continue;
     }
-    out.push_back({kind + "=" + algorithm, {key}});
+    out.push_back({key, {set}});
   }
   return out;
 }
@@ -51,7 +56,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const
 
 std::vector<PlanCandidate> plan_candidates(const Scenario& base, int gpu_budget) {
   const int gpus = gpu_budget > 0 ? std::min(gpu_budget, base.platform.gpu_count()) : base.platform.gpu_count();
-  const std::vector<std::string> kinds = kinds_of(base.model);
+  const std::vector<AttentionKind> kinds = kinds_of(base.model);
   std::vector<PlanCandidate> out;
   for (int tp : powers_of_two_up_to(std::min(base.platform.gpus_per_node, gpus)))
     for (int cp : powers_of_two_up_to(gpus / tp)) {
@@ -89,9 +94,8 @@ std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandida
     c.label += " " + label;
     out.push_back(std::move(c));
   };
-  const std::vector<std::string> kinds = kinds_of(s.model);
-  const bool dense_cp = s.parallel.cp > 1 && std::find(kinds.begin(), kinds.end(), "dense") != kinds.end();
-  if (dense_cp && s.cp.dense.algorithm == "ring")  // the lowering that reads cp.dense.partition
+  const bool dense_cp = s.parallel.cp > 1 && s.model.uses(AttentionKind::DENSE);
+  if (dense_cp && s.cp.dense.algorithm == CpAlgorithm::RING)  // the lowering that reads cp.dense.partition
     for (const char* partition : {"zigzag", "contiguous", "striped"})
       if (partition != std::string(partition_name(s.cp.dense.partition)))
         variant(fmt::format("cp.dense.partition={}", partition), partition);
@@ -104,7 +108,7 @@ std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandida
     for (const char* mode : {"fair", "exclusive", "staggered", "subtractive"})
       if (mode != std::string(contention_mode_name(s.contention.mode)))
         variant(fmt::format("contention.mode={}", mode), mode);
-  if (throughput && s.run.micro_batches == 1 && s.run.phase != "decode") variant("run.micro_batches=2", "mb=2");
+  if (throughput && s.run.micro_batches == 1 && s.run.phase != Phase::DECODE) variant("run.micro_batches=2", "mb=2");
   return out;
 }
 

@@ -176,29 +176,35 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   m.memory = memory_verdict(peak.memory, s.platform.gpu.hbm_bytes, peak.memory_peak_bytes);
 
   // Volumes: one row per (layer kind, CP algorithm) present.
+  // Keyed by the printed labels, so that rows come out in their names' order.
   std::map<std::pair<std::string, std::string>, double> simulated;
+  std::map<std::pair<std::string, std::string>, const LayerInfo*> layer_of;
   for (std::size_t l = 0; l < n_layers; ++l) {
-    auto& v = simulated[{g.layers()[l].kind, g.layers()[l].cp_algorithm}];
+    const LayerInfo& info = g.layers()[l];
+    const std::pair<std::string, std::string> key{info.kind_name(), info.algorithm_name()};
+    layer_of.try_emplace(key, &info);
+    auto& v = simulated[key];
     for (double b : cp_received[l]) v = std::max(v, b);
   }
   std::map<std::pair<std::string, std::string>, KindBreakdown> kinds;
   for (std::size_t l = 0; l < n_layers; ++l) {
     const LayerMetrics& lm = m.layers[l];
-    KindBreakdown& k = kinds[{lm.info.kind, lm.info.cp_algorithm}];
-    k.layer_kind = lm.info.kind;
-    k.cp_algorithm = lm.info.cp_algorithm;
+    const std::pair<std::string, std::string> key{lm.info.kind_name(), lm.info.algorithm_name()};
+    KindBreakdown& k = kinds[key];
+    k.layer_kind = key.first;
+    k.cp_algorithm = key.second;
     ++k.layers;
     k.time_s += lm.t_end_s - lm.t_start_s;
     k.compute_s += lm.compute_s;
     k.exposed_comm_s += lm.exposed_comm_s;
     k.idle_s += lm.idle_s;
     for (double b : cp_received[l]) k.cp_bytes_total += b;
-    k.cp_bytes_per_rank_per_layer = simulated[{lm.info.kind, lm.info.cp_algorithm}];
+    k.cp_bytes_per_rank_per_layer = simulated[key];
   }
   for (auto& [key, k] : kinds) m.by_kind.push_back(k);
   for (const auto& [key, bytes] : simulated) {
     VolumeRow row{key.first, key.second, bytes, std::nullopt, ""};
-    if (auto f = cp_volume_per_rank(in, key.first, key.second)) {
+    if (auto f = cp_volume_per_rank(in, *layer_of.at(key))) {
       row.formula_bytes = f->bytes;
       row.formula = f->formula;
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "sim/scenario/input_files.hpp"
+#include "workloads/attention/registry.hpp"
 #include "workloads/expert_routing.hpp"
 
 namespace cpsim {
@@ -60,13 +61,17 @@ json resolved_scenario_json(const Scenario& s) {
                 {"ffn_dim", m.ffn_dim},   {"vocab", m.vocab},     {"sliding_window", m.sliding_window},
                 {"mla", {{"d_c", m.mla.d_c}, {"rope_dim", m.mla.rope_dim}}},
                 {"attention",
-                 {{"pattern", m.attention.pattern}, {"csa_ratio", m.attention.csa_ratio},
+                 {{"pattern", pattern_names(m.attention.pattern)}, {"csa_ratio", m.attention.csa_ratio},
                   {"hca_ratio", m.attention.hca_ratio}, {"csa_top_k", m.attention.csa_top_k},
                   {"dsa_top_k", m.attention.dsa_top_k}, {"moba_block", m.attention.moba_block},
                   {"moba_top_k_blocks", m.attention.moba_top_k_blocks}}}};
-  json cp_plan = {{"dense", {{"algorithm", s.cp.dense.algorithm}, {"partition", partition_name(s.cp.dense.partition)}}}};
-  for (const auto& kind : attention_kinds())
-    if (kind != "dense") cp_plan[kind] = {{"algorithm", s.cp.algorithm(kind)}};
+  json cp_plan = json::object();
+  for (const auto& kind : attention_kinds()) {
+    json entry = {{"algorithm", algorithm_name(s.cp.algorithm(kind.kind))}};
+    if (kind.summary_fields)
+      for (const auto& [key, value] : kind.summary_fields(s.cp)) entry[key] = value;
+    cp_plan[kind.name] = entry;
+  }
   return {{"name", s.name},
           {"file", s.file},
           {"model_file", s.model_file},
@@ -74,7 +79,7 @@ json resolved_scenario_json(const Scenario& s) {
           {"platform", platform},
           {"model", model},
           {"run",
-           {{"phase", s.run.phase},
+           {{"phase", phase_name(s.run.phase)},
             {"seq_len", s.run.seq_len},
             {"new_tokens", s.run.new_tokens},
             {"micro_batches", s.run.micro_batches},
@@ -89,7 +94,7 @@ json resolved_scenario_json(const Scenario& s) {
           {"parallel", {{"cp", s.parallel.cp}, {"tp", s.parallel.tp}, {"dp", s.parallel.dp}, {"pp", s.parallel.pp},
                         {"ep", s.parallel.ep}, {"zero", s.parallel.zero}, {"order", s.parallel.order},
                         {"sequence_parallel", s.parallel.sequence_parallel}, {"tp_comm_overlap", s.parallel.tp_comm_overlap},
-                        {"tp_comm_overlap_off", s.parallel.tp_comm_overlap_off}, {"grad_sync", s.parallel.grad_sync},
+                        {"tp_comm_overlap_off", s.parallel.tp_comm_overlap_off}, {"grad_sync", kGradSyncNames.name(s.parallel.grad_sync)},
                         {"ep_routing", ep_routing_json(s.parallel)}}},
           {"cp", cp_plan},
           {"contention",
@@ -116,7 +121,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   j["tasks"] = m.tasks;
   j["flows"] = m.flows;
   j["bytes_total"] = by_class(m.total_bytes);
-  if (s.run.phase == "decode")
+  if (s.run.phase == Phase::DECODE)
     j["decode"] = {{"context_len", s.run.seq_len},
                    {"new_tokens", s.run.new_tokens},
             {"micro_batches", s.run.micro_batches},
@@ -126,8 +131,8 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   json layers = json::array();
   for (const auto& l : m.layers)
     layers.push_back({{"index", l.info.index},
-                      {"kind", l.info.kind},
-                      {"cp_algorithm", l.info.cp_algorithm},
+                      {"kind", l.info.kind_name()},
+                      {"cp_algorithm", l.info.algorithm_name()},
                       {"t_start_s", l.t_start_s},
                       {"t_end_s", l.t_end_s},
                       {"compute_s", l.compute_s},

@@ -169,7 +169,7 @@ class TraceBuilder {
     for (const LayerSlice& sl : layer_slices_) {
       const LayerInfo& info = g_.layers()[sl.layer];
       slice(sl.gpu, sl.stream, sl.start_ns, sl.end_ns, "layer", fmt::format("layer {}", sl.layer),
-            fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", sl.layer, info.kind, info.cp_algorithm));
+            fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", sl.layer, info.kind_name(), info.algorithm_name()));
     }
   }
 

@@ -11,29 +11,34 @@ namespace cpsim {
 namespace {
 
 struct ModeSpec {
-  std::string label, kind, algorithm;
+  std::string label;
+  AttentionKind kind;
+  CpAlgorithm algorithm;
   double n_win = 0, top_k = 0;  // per-row variants; 0 = keep the params'
 };
 
+// The rows of the seed's tables, in its order.
 std::vector<ModeSpec> modes_of(const std::string& preset) {
+  using K = AttentionKind;
+  using A = CpAlgorithm;
   if (preset == "mistral-swa")
-    return {{"Dense ring", "dense", "ring"},
-            {"SWA (n_win=4096)", "swa", "boundary", 4096},
-            {"SWA (n_win=128, V4)", "swa", "boundary", 128}};
-  return {{"Dense ring", "dense", "ring"},
-          {"AllGather-CP (DSA, transfer then select)", "dsa", "allgather"},
-          {"SWA (n_win=4096)", "swa", "boundary", 4096},
-          {"SWA (n_win=128, V4)", "swa", "boundary", 128},
-          {"HCA(C128) compressed dense, AllGather", "hca", "allgather"},
-          {"CSA(C4) sparse, select then gather (k=512)", "csa", "select-gather", 0, 512},
-          {"DSA sparse, select then gather (k=2048)", "dsa", "select-gather", 0, 2048},
-          {"MoBA block sparse (B_blk=512, k_block=8)", "moba", "gather"},
-          {"Linear attention state (LASP-2, H=n_h)", "linear", "lasp2"},
-          {"HCA(C128) local dense (V4)", "hca", "local"},
-          {"CSA(C4) AllGather of compressed KV", "csa", "allgather"},
-          {"SWA under round-robin partition", "swa", "allgather", 4096},
-          {"Dense AllGather-KV (LASP-2H softmax layers)", "dense", "allgather"},
-          {"Linear attention state (LASP-1 chain)", "linear", "lasp1"}};
+    return {{"Dense ring", K::DENSE, A::RING},
+            {"SWA (n_win=4096)", K::SWA, A::BOUNDARY, 4096},
+            {"SWA (n_win=128, V4)", K::SWA, A::BOUNDARY, 128}};
+  return {{"Dense ring", K::DENSE, A::RING},
+          {"AllGather-CP (DSA, transfer then select)", K::DSA, A::ALLGATHER},
+          {"SWA (n_win=4096)", K::SWA, A::BOUNDARY, 4096},
+          {"SWA (n_win=128, V4)", K::SWA, A::BOUNDARY, 128},
+          {"HCA(C128) compressed dense, AllGather", K::HCA, A::ALLGATHER},
+          {"CSA(C4) sparse, select then gather (k=512)", K::CSA, A::SELECT_GATHER, 0, 512},
+          {"DSA sparse, select then gather (k=2048)", K::DSA, A::SELECT_GATHER, 0, 2048},
+          {"MoBA block sparse (B_blk=512, k_block=8)", K::MOBA, A::GATHER},
+          {"Linear attention state (LASP-2, H=n_h)", K::LINEAR, A::LASP2},
+          {"HCA(C128) local dense (V4)", K::HCA, A::LOCAL},
+          {"CSA(C4) AllGather of compressed KV", K::CSA, A::ALLGATHER},
+          {"SWA under round-robin partition", K::SWA, A::ALLGATHER, 4096},
+          {"Dense AllGather-KV (LASP-2H softmax layers)", K::DENSE, A::ALLGATHER},
+          {"Linear attention state (LASP-1 chain)", K::LINEAR, A::LASP1}};
 }
 
 double exact(double bytes) { return std::round(bytes); }
@@ -70,11 +75,11 @@ CommParams volume_preset_params(const std::string& preset) {
 
 VolumeTable volume_table(const std::string& preset, const CommParams& params) {
   VolumeTable t{preset, params, {}, {}};
-  const ModeVolume ring = *mode_volume(params, "dense", "ring");
+  const ModeVolume ring = *mode_volume(params, AttentionKind::DENSE, CpAlgorithm::RING);
   for (const ModeSpec& m : modes_of(preset)) {
     CommParams p = params;
     if (m.n_win > 0) p.n_win = m.n_win;
-    if (m.top_k > 0) (m.kind == "csa" ? p.csa_top_k : p.dsa_top_k) = m.top_k;
+    if (m.top_k > 0) (m.kind == AttentionKind::CSA ? p.csa_top_k : p.dsa_top_k) = m.top_k;
     const auto v = mode_volume(p, m.kind, m.algorithm);
     if (!v) continue;
     VolumeTableRow row{m.label, *v, v->bytes / ring.bytes, std::nullopt};
@@ -130,8 +135,8 @@ std::string volume_table_json(const VolumeTable& t) {
                     {"notes", t.notes}};
   for (const auto& r : t.rows) {
     ordered_json row = {{"mode", r.label},
-                        {"kind", r.volume.kind},
-                        {"algorithm", r.volume.algorithm},
+                        {"kind", kind_name(r.volume.kind)},
+                        {"algorithm", algorithm_name(r.volume.algorithm)},
                         {"primitive", r.volume.primitive},
                         {"bytes", static_cast<std::int64_t>(exact(r.volume.bytes))},
                         {"share_of_dense_ring", r.share_of_dense_ring},

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/hetero_volumes.hpp"
+#include "workloads/attention/registry.hpp"
 
 namespace cpsim {
 

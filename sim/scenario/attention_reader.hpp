@@ -7,7 +7,7 @@
 namespace cpsim {
 
 AttentionSpec read_attention(MapReader& r);
-// Reads cp.swa, cp.csa, cp.hca, cp.dsa, cp.moba, cp.linear when present (cp.dense is read by the caller).
+// Reads each registered kind's cp.<kind> block when present: its algorithm and the kind's own keys.
 void read_kind_cp_plans(MapReader& cp, CpPlan& plan);
 // Rules that tie the layer pattern to the model, the run and the plan, reported at `model.attention.pattern`
 // or at the key to change.

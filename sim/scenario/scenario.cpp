@@ -7,7 +7,7 @@
 #include "sim/scenario/attention_reader.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/scenario/yaml_reader.hpp"
-#include "workloads/attention_lowering.hpp"
+#include "workloads/attention/registry.hpp"
 #include "workloads/memory.hpp"
 
 namespace cpsim {
@@ -122,14 +122,15 @@ ModelSpec read_model(MapReader& r) {
 
 RunSpec read_run(MapReader& r) {
   RunSpec run;
-  run.phase = r.choice_or("phase", {"prefill", "decode", "train"}, "prefill");
+  run.phase = r.choice_or("phase", kPhaseNames, Phase::PREFILL);
   // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
-  const char* length_key = run.phase == "decode" ? "context_len" : "seq_len";
+  const bool decode = run.phase == Phase::DECODE;
+  const char* length_key = decode ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
   run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
-  if (run.phase != "decode") run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
-  if (run.phase == "decode") {
+  if (!decode) run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
+  if (decode) {
     run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
     if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
   }
@@ -141,7 +142,7 @@ RunSpec read_run(MapReader& r) {
   run.dtypes = read_op_dtypes(r, run.dtype);
   run.oom_is_error = r.choice_or("on_oom", {"warn", "error"}, "warn") == "error";
   run.memory_reserve_bytes = r.size_bytes_or("memory_reserve", run.memory_reserve_bytes);
-  if (r.has("recompute") && run.phase != "train")
+  if (r.has("recompute") && run.phase != Phase::TRAIN)
     r.fail("recompute", "activation recomputation applies to training (run.phase: train)");
   const std::string recompute = r.choice_or("recompute", {"none", "selective", "full"}, "none");
   run.recompute = recompute == "full" ? Recompute::FULL : recompute == "selective" ? Recompute::SELECTIVE : Recompute::NONE;
@@ -150,14 +151,23 @@ RunSpec read_run(MapReader& r) {
 }
 
 // `collectives: {tp: {algorithm, protocol, channels}, ...}`: fixed choices per traffic class (docs/calibration.md).
-std::map<std::string, CollectiveOverride> read_collective_overrides(MapReader& r) {
-  std::map<std::string, CollectiveOverride> out;
-  for (const char* cls : {"tp", "cp", "ep", "dp"}) {
-    if (!r.has(cls)) continue;
-    MapReader c = r.map(cls);
+std::map<Traffic, CollectiveOverride> read_collective_overrides(MapReader& r) {
+  std::map<Traffic, CollectiveOverride> out;
+  for (Traffic cls : {Traffic::TP, Traffic::CP, Traffic::EP, Traffic::DP}) {
+    if (!r.has(traffic_name(cls))) continue;
+    MapReader c = r.map(traffic_name(cls));
     CollectiveOverride o;
-    o.algorithm = c.choice_or("algorithm", {"auto", "ring", "tree", "nvls", "hierarchical"}, "auto");
-    o.protocol = c.choice_or("protocol", {"auto", "LL", "LL128", "Simple"}, "auto");
+    // "auto" (NCCL's cost model) is the absence of a fixed choice.
+    std::vector<std::string> algorithms{"auto"}, protocols{"auto"};
+    for (int a = 0; a <= int(CollectiveAlgorithm::HIERARCHICAL); ++a)
+      algorithms.push_back(collective_algorithm_name(CollectiveAlgorithm(a)));
+    for (int p = 0; p < kProtocols; ++p) protocols.push_back(protocol_name(Protocol(p)));
+    const std::string algorithm = c.choice_or("algorithm", algorithms, "auto");
+    const std::string protocol = c.choice_or("protocol", protocols, "auto");
+    for (int a = 0; a <= int(CollectiveAlgorithm::HIERARCHICAL); ++a)
+      if (algorithm == algorithms[a + 1]) o.algorithm = CollectiveAlgorithm(a);
+    for (int p = 0; p < kProtocols; ++p)
+      if (protocol == protocols[p + 1]) o.protocol = Protocol(p);
     o.channels = static_cast<int>(c.integer_or("channels", 0, 1));
     c.finish();
     out[cls] = o;
@@ -166,7 +176,7 @@ std::map<std::string, CollectiveOverride> read_collective_overrides(MapReader& r
   return out;
 }
 
-ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
+ParallelSpec read_parallel(MapReader& r, Phase phase) {
   ParallelSpec p;
   p.cp = static_cast<int>(r.integer_or("cp", 1, 1));
   p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
@@ -187,14 +197,15 @@ ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
     if (p.ep_capacity_factor < 1) r.fail("ep_capacity_factor", "must be at least 1 (the uniform load)");
   }
   p.zero = static_cast<int>(r.integer_or("zero", 0, 0, 3));
-  if (p.zero > 0 && phase != "train") r.fail("zero", "ZeRO shards training state (run.phase: train)");
+  const bool train = phase == Phase::TRAIN;
+  if (p.zero > 0 && !train) r.fail("zero", "ZeRO shards training state (run.phase: train)");
   p.sequence_parallel = r.flag_or("sequence_parallel", false);
   p.tp_comm_overlap = r.flag_or("tp_comm_overlap", false);
   if (p.tp_comm_overlap && !p.sequence_parallel)
     r.fail("tp_comm_overlap", "TP communication overlap chunks the sequence-parallel all-gather and reduce-scatter: "
                               "set parallel.sequence_parallel: true");
-  p.grad_sync = r.choice_or("grad_sync", {"overlap", "end", "none"}, phase == "train" ? "overlap" : "none");
-  if (phase != "train" && p.grad_sync != "none")
+  p.grad_sync = r.choice_or("grad_sync", kGradSyncNames, train ? GradSync::OVERLAP : GradSync::NONE);
+  if (!train && p.grad_sync != GradSync::NONE)
     r.fail("grad_sync", "gradients are synchronized in training only (run.phase: train)");
   if (r.has("order")) {
     const YAML::Node list = r.node("order");
@@ -211,7 +222,7 @@ ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
     p.order = order;
     p.cp_inner = order[0] == "cp";
   }
-  if (p.grad_sync != "none") {
+  if (p.grad_sync != GradSync::NONE) {
     p.simulated_dp = p.dp;
     // Replicas are simulated side by side on consecutive GPU blocks, so pipeline stages may not sit between them.
     const auto at = [&](const char* d) { return std::find(p.order.begin(), p.order.end(), d); };
@@ -226,25 +237,17 @@ ParallelSpec read_parallel(MapReader& r, const std::string& phase) {
 
 CpPlan read_cp(MapReader& r) {
   CpPlan plan;
-  if (r.has("dense")) {
-    MapReader d = r.map("dense");
-    std::vector<std::string> dense_algorithms = algorithms_for("dense");
-    dense_algorithms.insert(dense_algorithms.end(), {"tree", "auto"});  // tree: decode; auto: resolved per run
-    plan.dense.auto_miss_rate_threshold = d.number_or("auto_miss_rate_threshold", 0.05);
-    if (plan.dense.auto_miss_rate_threshold < 0 || plan.dense.auto_miss_rate_threshold > 1)
-      d.fail("auto_miss_rate_threshold", "must be between 0 and 1");
-    plan.dense.auto_by_miss_rate = d.choice_or("auto_rule", {"simulated", "miss-rate"}, "simulated") == "miss-rate";
-    plan.dense.algorithm = d.choice_or("algorithm", dense_algorithms, "ring");
-    plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
-    const std::string part = d.choice_or("partition", {"contiguous", "zigzag", "striped"}, "zigzag");
-    plan.dense.partition = part == "contiguous" ? Partition::CONTIGUOUS
-                           : part == "striped"  ? Partition::STRIPED
-                                                : Partition::ZIGZAG;
-    d.finish();
-  }
-  read_kind_cp_plans(r, plan);
+  read_kind_cp_plans(r, plan);  // every registered kind's block, cp.dense included
   r.finish();
   return plan;
+}
+
+// "a, b or c" (last_separator " or ") or "a, b, c".
+std::string join_names(const std::vector<std::string>& names, const std::string& last_separator) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? last_separator : ", ") + names[i];
+  return out;
 }
 
 // Cross-field rules, each reported at the key a user would change.
@@ -257,10 +260,59 @@ void check_derived_sizes(const Scenario& s, MapReader& top) {
   const double bytes = double(s.run.seq_len) * s.run.batch * width * 4 * m.layers * s.platform.gpu_count();
   if (bytes < 4.6e18) return;
   MapReader run(top.self()["run"], top.source(), "run");
-  run.fail(s.run.phase == "decode" ? "context_len" : "seq_len",
+  run.fail(s.run.phase == Phase::DECODE ? "context_len" : "seq_len",
            fmt::format("tokens x batch x width x 4 B x layers x GPUs = {:.3g} bytes: byte totals would pass 2^62; "
                        "reduce the sequence, batch, layers or platform",
                        bytes));
+}
+
+// Whether the phase has a lowering for every layer kind and the chosen algorithms (from the registry: a decode
+// step or a training backward). Reported at run.phase, or at cp.dense.algorithm when the scenario names one.
+void check_phase_support(const Scenario& s, MapReader& top) {
+  MapReader run(top.self()["run"], top.source(), "run");
+  const Phase phase = s.run.phase;
+  const CpAlgorithm dense_algo = s.cp.dense.algorithm;
+  const AttentionModeDef* dense = find_mode(AttentionKind::DENSE, dense_algo);  // nullptr: auto
+  const bool decode = phase == Phase::DECODE;
+  if (decode ? !(dense && dense->decode) : (dense && !dense->prefill)) {
+    std::vector<std::string> decoders;  // decode-only algorithms first
+    for (bool decode_only : {true, false})
+      for (const auto& m : attention_kind(AttentionKind::DENSE).modes)
+        if (m.decode && m.prefill != decode_only) decoders.push_back(algorithm_name(m.algorithm));
+    const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm {}, got {}",
+                                                     join_names(decoders, " or "), algorithm_name(dense_algo))
+                                       : fmt::format("{} is a decode algorithm (run.phase: decode)",
+                                                     algorithm_name(dense_algo));
+    // Located at cp.dense.algorithm when the scenario names one, else at run.phase (a missing key of a const node is
+    // invalid: test IsDefined before anything else).
+    const YAML::Node cp = top.self()["cp"];
+    if (cp.IsDefined() && cp.IsMap() && cp["dense"].IsDefined() && cp["dense"].IsMap())
+      MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
+    run.fail("phase", message);
+  }
+  if (phase == Phase::PREFILL) return;
+  // A kind is modelled in the phase when one of its modes has the phase's lowering.
+  auto has_lowering = [&](const AttentionModeDef& m) { return decode ? m.decode : m.backward != nullptr; };
+  std::vector<std::string> modelled_kinds;
+  for (const auto& k : attention_kinds())
+    if (std::any_of(k.modes.begin(), k.modes.end(), has_lowering)) modelled_kinds.push_back(k.name);
+  for (const auto& layer : s.model.attention.pattern)
+    for (AttentionKind kind : layer)
+      if (!std::any_of(attention_kind(kind).modes.begin(), attention_kind(kind).modes.end(), has_lowering))
+        run.fail("phase", fmt::format("{} is modelled for {} layers only; the model has {} layers",
+                                      decode ? "decode" : "training",
+                                      join_names(modelled_kinds, ", "), layer_kinds_name(layer)));
+  if (decode) return;
+  for (const auto& layer : s.model.attention.pattern)
+    for (AttentionKind kind : layer) {
+      const AttentionModeDef* m = find_mode(kind, s.cp.algorithm(kind));
+      if (m && m->backward) continue;
+      std::vector<std::string> trainable;
+      for (const auto& mode : attention_kind(kind).modes)
+        if (mode.backward) trainable.push_back(algorithm_name(mode.algorithm));
+      run.fail("phase", fmt::format("training is modelled for cp.{}.algorithm {}, got {}", kind_name(kind),
+                                    join_names(trainable, " or "), algorithm_name(s.cp.algorithm(kind))));
+    }
 }
 
 void check_plan(const Scenario& s, MapReader& top) {
@@ -286,52 +338,12 @@ void check_plan(const Scenario& s, MapReader& top) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("tp", fmt::format("n_kv_heads ({}) and tp ({}) must divide one another", kv, tp));
   }
-  const std::string& dense_algo = s.cp.dense.algorithm;
-  if (dense_algo == "ulysses" || dense_algo == "usp") {
-    // The all-to-all splits heads over the Ulysses degree: query heads must divide evenly; KV heads either divide
-    // evenly or are replicated (fewer KV heads than ranks, each rank taking one).
-    MapReader cp(top.self()["cp"], top.source(), "cp");
-    MapReader dense = cp.map("dense");
-    const int degree = dense_algo == "ulysses" ? s.parallel.cp : s.cp.dense.ulysses_degree;
-    if (dense_algo == "usp" && s.parallel.cp % degree != 0)
-      dense.fail("ulysses_degree", fmt::format("must divide cp ({}), got {}", s.parallel.cp, degree));
-    const int q_heads = s.model.n_heads / s.parallel.tp, kv_heads = std::max(1, s.model.n_kv_heads / s.parallel.tp);
-    if (q_heads % degree != 0)
-      dense.fail("algorithm", fmt::format("{} needs the query heads per GPU (n_heads/tp = {}) divisible by the Ulysses "
-                                          "degree ({})", dense_algo, q_heads, degree));
-    if (kv_heads % degree != 0 && degree % kv_heads != 0)
-      dense.fail("algorithm", fmt::format("{} needs the KV heads per GPU ({}) and the Ulysses degree ({}) to divide "
-                                          "one another", dense_algo, kv_heads, degree));
-  }
-  const bool decode = s.run.phase == "decode";
-  const bool allowed = decode ? (dense_algo == "tree" || dense_algo == "pass-q") : dense_algo != "tree";
-  if (!allowed) {
-    const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm tree or pass-q, got {}", dense_algo)
-                                       : fmt::format("{} is a decode algorithm (run.phase: decode)", dense_algo);
-    // Located at cp.dense.algorithm when the scenario names one, else at run.phase (a missing key of a const node is
-    // invalid: test IsDefined before anything else).
-    const YAML::Node cp = top.self()["cp"];
-    if (cp.IsDefined() && cp.IsMap() && cp["dense"].IsDefined() && cp["dense"].IsMap())
-      MapReader(cp["dense"], top.source(), "cp.dense").fail("algorithm", message);
-    MapReader(top.self()["run"], top.source(), "run").fail("phase", message);
-  }
-  if (s.run.phase == "train") {
-    for (const auto& kind : s.model.attention.pattern)
-      if (kind != "dense")
-        MapReader(top.self()["run"], top.source(), "run")
-            .fail("phase", fmt::format("training is modelled for dense layers only; the model has {} layers", kind));
-    if (dense_algo != "ring" && dense_algo != "ulysses" && dense_algo != "allgather")
-      MapReader(top.self()["run"], top.source(), "run")
-          .fail("phase", fmt::format("training is modelled for cp.dense.algorithm ring, ulysses or allgather, got {}",
-                                     dense_algo));
+  check_phase_support(s, top);
+  if (s.run.phase == Phase::TRAIN) {
     if (s.run.cached_tokens > 0)
       MapReader(top.self()["run"], top.source(), "run").fail("cached_tokens", "training has no persistent KV cache");
   }
-  if (s.run.phase == "decode") {
-    for (const auto& kind : s.model.attention.pattern)
-      if (kind != "dense")
-        MapReader(top.self()["run"], top.source(), "run")
-            .fail("phase", fmt::format("decode is modelled for dense layers only; the model has {} layers", kind));
+  if (s.run.phase == Phase::DECODE) {
     if (s.run.seq_len % s.parallel.cp != 0) {
       MapReader run(top.self()["run"], top.source(), "run");
       run.fail("context_len", fmt::format("the cached context ({}) must split evenly over cp = {}", s.run.seq_len,
@@ -411,8 +423,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (top.has("parallel")) {
     MapReader r = top.map("parallel");
     s.parallel = read_parallel(r, s.run.phase);
-  } else if (s.run.phase == "train") {
-    s.parallel.grad_sync = "overlap";  // the default (cp = tp = dp = 1: nothing to synchronize)
+  } else if (s.run.phase == Phase::TRAIN) {
+    s.parallel.grad_sync = GradSync::OVERLAP;  // the default (cp = tp = dp = 1: nothing to synchronize)
   }
   s.parallel.gpus_per_node = s.platform.gpus_per_node;  // node-aware lowerings (LASP-2's 2D all-gather)
   if (top.has("cp")) {

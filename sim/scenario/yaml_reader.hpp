@@ -1,6 +1,7 @@
 // Reading YAML with located errors. Every user-input problem becomes an InputError whose message is
 // `file:line:col: key.path: message` (1-based line and column), and every mapping rejects keys it does not know.
 #pragma once
+#include "workloads/enum_names.hpp"
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -47,6 +48,11 @@ class MapReader {
   std::string text_or(const std::string& key, const std::string& fallback);
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
   std::string choice_or(const std::string& key, const std::vector<std::string>& allowed, const std::string& fallback);
+  // A choice among an enum's names (workloads/enum_names.hpp), converted to its value.
+  template <class E, std::size_t N>
+  E choice_or(const std::string& key, const EnumNames<E, N>& names, E fallback) {
+    return *names.parse(choice_or(key, names.names(), names.name(fallback)));
+  }
   // Integers are range-checked: at least `min_value`, at most `max_value` (sim/scenario/input_limits.hpp: they fit an int).
   std::int64_t integer(const std::string& key, std::int64_t min_value = -limits::kMaxInteger,
                        std::int64_t max_value = limits::kMaxInteger);

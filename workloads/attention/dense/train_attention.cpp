@@ -8,7 +8,7 @@
 //   allgather: AllGather of K and V again (not kept), attention backward against all keys, then a reduce-scatter of
 //              the dK/dV computed for every rank's keys: per rank received (N-1)/N * S * c_kv twice.
 #include "workloads/cp_group_lowering.hpp"
-#include "workloads/ring_attention.hpp"
+#include "workloads/attention/dense/ring_attention.hpp"
 
 namespace cpsim {
 namespace {
@@ -21,7 +21,9 @@ double block_bytes(const LayerContext& ctx) {
   return ctx.shape.tokens * kv_token_bytes(ctx);
 }
 
-RankTasks ring_backward(LayerContext& ctx, const RankTasks& entry) {
+}  // namespace
+
+RankTasks lower_dense_ring_backward(LayerContext& ctx, const RankTasks& entry) {
   const RingAttentionSpec spec{ctx.layer, 2 * block_bytes(ctx), [&ctx](int q, int kv) {
                                  return scaled(dense_attention_block(ctx, q, kv), kBackwardFactor);
                                }};
@@ -44,19 +46,15 @@ RankTasks ring_backward(LayerContext& ctx, const RankTasks& entry) {
   });
 }
 
-}  // namespace
+// The forward lowering's pattern (all-to-all, attention, all-to-all) with the backward attention cost: the
+// all-to-all volumes of dO in and dQ, dK, dV out equal those of Q, K, V in and O out.
+RankTasks lower_dense_ulysses_backward(LayerContext& ctx, const RankTasks& entry) {
+  LayerContext bwd = ctx;
+  bwd.backward_scale = kBackwardFactor;
+  return lower_dense_ulysses(bwd, entry);
+}
 
-RankTasks lower_dense_backward(LayerContext& ctx, const RankTasks& entry) {
-  const std::string& algo = ctx.in.cp.dense.algorithm;
-  if (algo == "ring") return ring_backward(ctx, entry);
-  if (algo == "ulysses") {
-    // The forward lowering's pattern (all-to-all, attention, all-to-all) with the backward attention cost: the
-    // all-to-all volumes of dO in and dQ, dK, dV out equal those of Q, K, V in and O out.
-    LayerContext bwd = ctx;
-    bwd.backward_scale = kBackwardFactor;
-    return lower_dense_ulysses(bwd, entry);
-  }
-  // allgather
+RankTasks lower_dense_allgather_backward(LayerContext& ctx, const RankTasks& entry) {
   const double T = ctx.shape.tokens;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());

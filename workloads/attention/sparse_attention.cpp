@@ -12,9 +12,9 @@
 //                  KV from their owners (block_selection.hpp decides the owners), sparse attention.
 // Round-robin partition (token i on rank i mod N): a rank's L queries are spread over the sequence, so on average
 // half of any evenly spread set of keys precedes them (half_pairs).
-#include "workloads/block_selection.hpp"
+#include "workloads/attention/block_selection.hpp"
 #include "workloads/cp_group_lowering.hpp"
-#include "workloads/hetero_volumes.hpp"
+#include "workloads/attention/closed_form.hpp"
 
 namespace cpsim {
 namespace {

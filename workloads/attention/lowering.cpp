@@ -1,43 +1,8 @@
-#include "workloads/attention_lowering.hpp"
+#include "workloads/attention/lowering.hpp"
 
-#include "workloads/partition.hpp"
+#include "workloads/attention/partition.hpp"
 
 namespace cpsim {
-
-const std::vector<LoweringEntry>& attention_lowerings() {
-  static const std::vector<LoweringEntry> table = {
-      {"dense", "ring", lower_dense_ring},
-      {"dense", "allgather", lower_dense_allgather},
-      {"dense", "ulysses", lower_dense_ulysses},
-      {"dense", "usp", lower_dense_usp},
-      {"dense", "pass-q", lower_dense_pass_q},
-      {"swa", "boundary", lower_swa_boundary},
-      {"swa", "allgather", lower_swa_allgather},
-      {"hca", "local", lower_hca_local},
-      {"hca", "allgather", lower_hca_allgather},
-      {"csa", "allgather", lower_csa_allgather},
-      {"csa", "select-gather", lower_csa_select_gather},
-      {"dsa", "allgather", lower_dsa_allgather},
-      {"dsa", "select-gather", lower_dsa_select_gather},
-      {"moba", "gather", lower_moba_gather},
-      {"linear", "lasp1", lower_linear_lasp1},
-      {"linear", "lasp2", lower_linear_lasp2},
-  };
-  return table;
-}
-
-AttentionLowering find_lowering(const std::string& kind, const std::string& algorithm) {
-  for (const auto& e : attention_lowerings())
-    if (kind == e.kind && algorithm == e.algorithm) return e.lower;
-  return nullptr;
-}
-
-std::vector<std::string> algorithms_for(const std::string& kind) {
-  std::vector<std::string> out;
-  for (const auto& e : attention_lowerings())
-    if (kind == e.kind) out.emplace_back(e.algorithm);
-  return out;
-}
 
 KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank) {
   const WorkloadInputs& in = ctx.in;

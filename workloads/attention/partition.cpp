@@ -1,4 +1,4 @@
-#include "workloads/partition.hpp"
+#include "workloads/attention/partition.hpp"
 
 namespace cpsim {
 namespace {
@@ -9,14 +9,6 @@ double chunk_pairs(std::uint64_t q_chunk, std::uint64_t kv_chunk, double c) {
   return 0;
 }
 }  // namespace
-
-const char* partition_name(Partition p) {
-  switch (p) {
-    case Partition::CONTIGUOUS: return "contiguous";
-    case Partition::STRIPED: return "striped";
-    default: return "zigzag";
-  }
-}
 
 double causal_pairs(Partition p, std::uint64_t seq_len, int cp, int q_rank, int kv_rank) {
   const std::uint64_t n = static_cast<std::uint64_t>(cp);

@@ -4,7 +4,7 @@
 // blocks' K and V from their owners, then runs attention over k_block * B_blk keys. Which ranks own the selected
 // blocks follows cp.moba.selection (block_selection.hpp); an owner serves every rank that picked its blocks, so a
 // hot rank's outgoing link and copy engine become the bottleneck the seed warns about.
-#include "workloads/block_selection.hpp"
+#include "workloads/attention/block_selection.hpp"
 #include "workloads/cp_group_lowering.hpp"
 
 namespace cpsim {

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "workloads/cp_group_lowering.hpp"
-#include "workloads/ring_attention.hpp"
+#include "workloads/attention/dense/ring_attention.hpp"
 
 namespace cpsim {
 namespace {

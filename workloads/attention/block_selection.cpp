@@ -1,4 +1,4 @@
-#include "workloads/block_selection.hpp"
+#include "workloads/attention/block_selection.hpp"
 
 #include <algorithm>
 #include <cmath>

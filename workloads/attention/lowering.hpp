@@ -1,7 +1,6 @@
-// How one layer's attention is lowered to tasks under CP: a registry from (attention kind, CP algorithm) to a
-// lowering function. Each lowering lives in its own file (ring_attention.cpp, ...) and is listed in
-// attention_lowering.cpp; the layer generator (prefill.cpp) calls it between the QKV projection and the output
-// projection of every layer.
+// How one layer's attention is lowered to tasks under CP: a lowering function per (attention kind, CP algorithm),
+// registered with its kind (workloads/attention/registry.hpp). Each lowering lives in its kind's folder; the layer
+// generator (prefill.cpp) calls it between the QKV projection and the output projection of every layer.
 #pragma once
 #include <string>
 #include <vector>
@@ -27,29 +26,19 @@ struct LayerContext {
 // output is final. Indexed by global GPU id (RankLayout::gpu).
 using AttentionLowering = RankTasks (*)(LayerContext& ctx, const RankTasks& entry);
 
-struct LoweringEntry {
-  const char* kind;       // attention kind: "dense", ...
-  const char* algorithm;  // CP algorithm: "ring", ...
-  AttentionLowering lower;
-};
-
-const std::vector<LoweringEntry>& attention_lowerings();
-// nullptr when the pair is unknown.
-AttentionLowering find_lowering(const std::string& kind, const std::string& algorithm);
-std::vector<std::string> algorithms_for(const std::string& kind);
-
 // Causal attention of rank q's queries against rank kv's keys under the plan's partition (zero flops when masked).
 KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank);
 
-// Lowerings (one concept per file: ring_attention, dense_allgather_attention, swa_attention, sparse_attention,
-// moba_attention, linear_attention).
+// Lowerings (one concept per file, in each kind's folder: dense/ring_attention.cpp, swa/swa_attention.cpp, ...).
 RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_pass_q(LayerContext& ctx, const RankTasks& entry);
-// Training: the backward pass of the dense ring, ulysses or allgather lowering (train_attention.cpp).
-RankTasks lower_dense_backward(LayerContext& ctx, const RankTasks& entry);
+// Training: the backward passes of the dense ring, ulysses and allgather lowerings (dense/train_attention.cpp).
+RankTasks lower_dense_ring_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_ulysses_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_allgather_backward(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_boundary(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_swa_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_hca_local(LayerContext& ctx, const RankTasks& entry);

@@ -1,7 +1,8 @@
 // The closed forms of heterogeneous-attention-cp.md: bytes one CP rank receives per layer for each attention kind
-// and CP algorithm, with the primitive and the formula as text. `cpsim volumes` prints them as a table; the
-// summary puts the simulated bytes of the same (kind, algorithm) beside them. All values are what a rank receives
-// from other ranks (its own share never moves); where the seed's table counts differently it says so in `note`.
+// and CP algorithm, with the primitive and the formula as text. Each kind registers its own (its folder under
+// workloads/attention/); `cpsim volumes` prints them as a table and the summary puts the simulated bytes of the
+// same (kind, algorithm) beside them. All values are what a rank receives from other ranks (its own share never
+// moves); where the seed's table counts differently it says so in `note`.
 #pragma once
 #include <optional>
 #include <string>
@@ -27,7 +28,10 @@ struct CommParams {
 };
 
 struct ModeVolume {
-  std::string kind, algorithm, primitive;
+  AttentionKind kind{};
+  CpAlgorithm algorithm{};
+  bool backward = false;  // training's backward pass
+  std::string primitive;
   double bytes = 0;     // received per rank per layer: what cpsim's lowering moves
   std::string formula;  // symbolic, then the values used
   std::optional<double> seed_bytes;  // the seed's own formula for the mode, evaluated (nullopt: the seed has none)
@@ -35,12 +39,15 @@ struct ModeVolume {
   std::string note;     // why cpsim and the seed differ, when they do
 };
 
-// Every (kind, algorithm) with a closed form, in the seed's order.
-std::vector<std::pair<std::string, std::string>> volume_modes();
-// nullopt when the pair has no closed form. `selection` places MoBA's / select-then-gather's selected entries
-// (block_selection.hpp); the value is the largest over query ranks.
-std::optional<ModeVolume> mode_volume(const CommParams& p, const std::string& kind, const std::string& algorithm,
-                                      const MobaCpPlan& selection = {});
+// "N=.., B=.., S=.., s=.." for the formula text.
+std::string common_params_text(const CommParams& p);
+// Most selections a query rank must fetch from other ranks (k split over owners, own share local).
+double max_remote_selections(int k, int n, const MobaCpPlan& plan);
+const char* selection_name(BlockSelection s);  // uniform | recency | skewed
+// Shared by the compressed and sparse kinds (CSA, HCA, DSA): an AllGather of KV compressed `ratio` times, and
+// select-then-gather of k entries.
+ModeVolume compressed_allgather_volume(const CommParams& p, double ratio);
+ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection);
 
 // Bytes of one selection message entry in the distributed top-k merge: an int32 index and an fp32 score.
 constexpr double kTopkEntryBytes = 8;

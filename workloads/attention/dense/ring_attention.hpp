@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "workloads/attention_lowering.hpp"
+#include "workloads/attention/lowering.hpp"
 
 namespace cpsim {
 

@@ -1,4 +1,4 @@
-#include "workloads/ring_attention.hpp"
+#include "workloads/attention/dense/ring_attention.hpp"
 
 #include "workloads/cp_group_lowering.hpp"
 

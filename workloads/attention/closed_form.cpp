@@ -1,0 +1,54 @@
+#include "workloads/attention/closed_form.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "workloads/attention/block_selection.hpp"
+
+namespace cpsim {
+
+std::string common_params_text(const CommParams& p) {
+  return fmt::format("N={}, B={}, S={}, s={}", p.N, p.B, p.S, p.s);
+}
+
+double max_remote_selections(int k, int n, const MobaCpPlan& plan) {
+  int worst = 0;
+  for (int q = 0; q < n; ++q) {
+    const auto owners = selections_per_owner(k, n, q, plan);
+    worst = std::max(worst, k - owners[q]);
+  }
+  return worst;
+}
+
+const char* selection_name(BlockSelection s) { return kBlockSelectionNames.name(s); }
+
+}  // namespace cpsim
+
+namespace cpsim {
+
+ModeVolume compressed_allgather_volume(const CommParams& p, double ratio) {
+  const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;
+  ModeVolume v;
+  v.primitive = "AllGather of compressed KV";
+  v.bytes = (n - 1) * local / ratio * ckv;
+  v.formula = fmt::format("(N-1)/N * B*S/m * c_kv  [{}, m={}, c_kv={}]", common_params_text(p), ratio, ckv);
+  v.seed_bytes = v.bytes;
+  v.seed_formula = "(N-1)/N * S/m * 2*d_c*s";
+  return v;
+}
+
+ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection) {
+  const double n = p.N, ckv = p.c_kv();
+  const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);
+  ModeVolume v;
+  v.primitive = "top-k merge (index+score) + sparse gather";
+  v.bytes = p.B * ((n - 1) * k * kTopkEntryBytes + remote * ckv);
+  v.formula = fmt::format("B * ((N-1)*k*8 + k_remote*c_kv)  [{}, k={}, k_remote={} ({}), c_kv={}]",
+                          common_params_text(p), k, remote, selection_name(selection.selection), ckv);
+  v.seed_bytes = p.B * k * ckv;
+  v.seed_formula = "k * c_kv";
+  v.note = "the seed counts k*c_kv (all k selections, local ones included) and leaves out the top-k merge";
+  return v;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,35 @@
+// Compressed sparse attention (DeepSeek-V4 CSA): KV compressed csa_ratio times, an indexer picks csa_top_k
+// entries. AllGather the compressed KV then select (exact), or select locally then gather (the seed's two routes).
+#include "workloads/attention/registry.hpp"
+
+namespace cpsim {
+namespace {
+
+std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan&) {
+  return compressed_allgather_volume(p, p.csa_ratio);
+}
+std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
+  return select_gather_volume(p, p.csa_top_k, selection);
+}
+
+void check_csa(const KindCheck& c) { require_local_multiple(c, "csa", c.model.attention.csa_ratio, "csa_ratio"); }
+
+double csa_kv_cache_bytes(const KvCacheInputs& kv) {
+  return kv.local_tokens / kv.in.model.attention.csa_ratio * kv.per_token_bytes;
+}
+
+}  // namespace
+
+AttentionKindDef csa_attention_kind() {
+  AttentionKindDef k;
+  k.name = "csa";
+  k.description = "compressed sparse attention (csa_ratio, csa_top_k)";
+  k.default_algorithm = CpAlgorithm::ALLGATHER;
+  k.modes = {{CpAlgorithm::ALLGATHER, lower_csa_allgather, nullptr, false, true, allgather_volume},
+             {CpAlgorithm::SELECT_GATHER, lower_csa_select_gather, nullptr, false, true, select_gather_volume}};
+  k.check = check_csa;
+  k.kv_cache_bytes = csa_kv_cache_bytes;
+  return k;
+}
+
+}  // namespace cpsim

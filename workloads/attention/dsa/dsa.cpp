@@ -1,0 +1,48 @@
+// DeepSeek sparse attention (V3.2 DSA): a lightning indexer picks dsa_top_k tokens over the whole sequence.
+// AllGather-CP gathers KV latent and hidden states, and every rank writes the full KV back (N x memory);
+// select-then-gather moves only the selected entries.
+#include <fmt/format.h>
+
+#include "workloads/attention/registry.hpp"
+
+namespace cpsim {
+namespace {
+
+std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan&) {
+  const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;
+  ModeVolume v;
+  v.primitive = "AllGather of KV latent + AllGather of hidden states";
+  v.bytes = (n - 1) * local * (ckv + p.d_model * p.s);
+  v.formula = fmt::format("(N-1)/N * B*S * (c_kv + d_model*s)  [{}, c_kv={}, d_model={}]", common_params_text(p), ckv,
+                          p.d_model);
+  v.seed_bytes = v.bytes;
+  v.seed_formula = "(N-1)/N * S * (2*d_c + d_model) * s";
+  v.note = fmt::format("KV {:.0f} B + hidden states {:.0f} B; every rank keeps the full KV (N x memory); the "
+                       "seed's share (75%) counts the KV part only",
+                       (n - 1) * local * ckv, (n - 1) * local * p.d_model * p.s);
+  return v;
+}
+std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
+  return select_gather_volume(p, p.dsa_top_k, selection);
+}
+
+// AllGather-CP's full write-back keeps every rank's tokens on every rank.
+double dsa_kv_cache_bytes(const KvCacheInputs& kv) {
+  const double tokens = kv.algorithm == CpAlgorithm::ALLGATHER ? kv.local_tokens * kv.in.parallel.cp : kv.local_tokens;
+  return tokens * kv.per_token_bytes;
+}
+
+}  // namespace
+
+AttentionKindDef dsa_attention_kind() {
+  AttentionKindDef k;
+  k.name = "dsa";
+  k.description = "DeepSeek sparse attention (indexer top-k over all tokens)";
+  k.default_algorithm = CpAlgorithm::ALLGATHER;
+  k.modes = {{CpAlgorithm::ALLGATHER, lower_dsa_allgather, nullptr, false, true, allgather_volume},
+             {CpAlgorithm::SELECT_GATHER, lower_dsa_select_gather, nullptr, false, true, select_gather_volume}};
+  k.kv_cache_bytes = dsa_kv_cache_bytes;
+  return k;
+}
+
+}  // namespace cpsim

@@ -1,0 +1,40 @@
+// Heavily compressed attention (DeepSeek-V4 HCA): dense attention over KV compressed hca_ratio times. V4 keeps it
+// local (no CP communication); AllGather of the compressed KV is the alternative.
+#include "workloads/attention/registry.hpp"
+
+namespace cpsim {
+namespace {
+
+std::optional<ModeVolume> local_volume(const CommParams&, const MobaCpPlan&) {
+  ModeVolume v;
+  v.primitive = "none (local dense over local compressed entries)";
+  v.formula = "0";
+  v.seed_bytes = 0;
+  v.seed_formula = "0";
+  return v;
+}
+std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan&) {
+  return compressed_allgather_volume(p, p.hca_ratio);
+}
+
+void check_hca(const KindCheck& c) { require_local_multiple(c, "hca", c.model.attention.hca_ratio, "hca_ratio"); }
+
+double hca_kv_cache_bytes(const KvCacheInputs& kv) {
+  return kv.local_tokens / kv.in.model.attention.hca_ratio * kv.per_token_bytes;
+}
+
+}  // namespace
+
+AttentionKindDef hca_attention_kind() {
+  AttentionKindDef k;
+  k.name = "hca";
+  k.description = "heavily compressed dense attention (hca_ratio)";
+  k.default_algorithm = CpAlgorithm::LOCAL;
+  k.modes = {{CpAlgorithm::LOCAL, lower_hca_local, nullptr, false, true, local_volume},
+             {CpAlgorithm::ALLGATHER, lower_hca_allgather, nullptr, false, true, allgather_volume}};
+  k.check = check_hca;
+  k.kv_cache_bytes = hca_kv_cache_bytes;
+  return k;
+}
+
+}  // namespace cpsim

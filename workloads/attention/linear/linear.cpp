@@ -1,0 +1,55 @@
+// Linear attention: a [B, H, d, d] state per rank instead of a KV cache. LASP-1 passes it along a serial chain,
+// LASP-2 all-gathers every rank's state (independent of S).
+#include <fmt/format.h>
+
+#include "workloads/attention/registry.hpp"
+
+namespace cpsim {
+namespace {
+
+double state_bytes(const CommParams& p) { return p.B * p.linear_heads * p.linear_head_dim * p.linear_head_dim * p.s; }
+
+std::optional<ModeVolume> lasp2_volume(const CommParams& p, const MobaCpPlan&) {
+  const double n = p.N, state = state_bytes(p);
+  ModeVolume v;
+  v.primitive = "AllGather of [B,H,d,d] states";
+  v.bytes = (n - 1) * state;
+  v.formula = fmt::format("(N-1) * B*H*d^2*s  [{}, H={}, d={}]", common_params_text(p), p.linear_heads,
+                          p.linear_head_dim);
+  v.seed_bytes = (n - 1) / n * state;
+  v.seed_formula = "(N-1)/N * B*H*d^2*s";
+  v.note = "independent of S. The seed's (N-1)/N*B*H*d^2*s treats the gathered states as one [B,H,d,d] tensor "
+           "split N ways; an AllGather of every rank's full state moves N times that";
+  return v;
+}
+
+std::optional<ModeVolume> lasp1_volume(const CommParams& p, const MobaCpPlan&) {
+  const double state = state_bytes(p);
+  ModeVolume v;
+  v.primitive = "P2P state chain, N-1 serial steps";
+  v.bytes = p.N > 1 ? state : 0;
+  v.formula = fmt::format("B*H*d^2*s (from the left neighbour)  [{}, H={}, d={}]", common_params_text(p),
+                          p.linear_heads, p.linear_head_dim);
+  v.note = "rank 0 receives nothing; the chain is serial";
+  return v;
+}
+
+// The state, in the KV cache's dtype, whatever the sequence length.
+double linear_kv_cache_bytes(const KvCacheInputs& kv) {
+  return kv.in.run.batch * kv.shape.q_heads * double(kv.shape.head_dim) * kv.shape.head_dim * kv.shape.kv_bytes;
+}
+
+}  // namespace
+
+AttentionKindDef linear_attention_kind() {
+  AttentionKindDef k;
+  k.name = "linear";
+  k.description = "linear attention (chunked, linear_chunk)";
+  k.default_algorithm = CpAlgorithm::LASP2;
+  k.modes = {{CpAlgorithm::LASP1, lower_linear_lasp1, nullptr, false, true, lasp1_volume},
+             {CpAlgorithm::LASP2, lower_linear_lasp2, nullptr, false, true, lasp2_volume}};
+  k.kv_cache_bytes = linear_kv_cache_bytes;
+  return k;
+}
+
+}  // namespace cpsim
