@@ -96,17 +96,17 @@ std::vector<PlanCandidate> plan_refinements(const Scenario& s, const PlanCandida
   };
   const bool dense_cp = s.parallel.cp > 1 && s.model.uses(AttentionKind::DENSE);
   if (dense_cp && s.cp.dense.algorithm == CpAlgorithm::RING)  // the lowering that reads cp.dense.partition
-    for (const char* partition : {"zigzag", "contiguous", "striped"})
-      if (partition != std::string(partition_name(s.cp.dense.partition)))
-        variant(fmt::format("cp.dense.partition={}", partition), partition);
+    for (Partition partition : {Partition::ZIGZAG, Partition::CONTIGUOUS, Partition::STRIPED})
+      if (partition != s.cp.dense.partition)
+        variant(fmt::format("cp.dense.partition={}", partition_name(partition)), partition_name(partition));
   if (s.parallel.cp > 1 && s.parallel.tp > 1) {
     const bool tp_inner = s.parallel.order.front() == "tp";
     variant(tp_inner ? "parallel.order=[cp,tp,pp,dp]" : "parallel.order=[tp,cp,pp,dp]",
             tp_inner ? "order=cp-inner" : "order=tp-inner");
   }
   if (s.parallel.cp > 1 && (s.parallel.tp > 1 || s.parallel.ep > 1))
-    for (const char* mode : {"fair", "exclusive", "staggered", "subtractive"})
-      if (mode != std::string(contention_mode_name(s.contention.mode)))
+    for (const std::string& mode : kContentionModeNames.names())
+      if (*kContentionModeNames.parse(mode) != s.contention.mode)
         variant(fmt::format("contention.mode={}", mode), mode);
   if (throughput && s.run.micro_batches == 1 && s.run.phase != Phase::DECODE) variant("run.micro_batches=2", "mb=2");
   return out;

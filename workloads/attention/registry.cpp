@@ -77,10 +77,11 @@ std::vector<std::pair<AttentionKind, CpAlgorithm>> volume_modes() {
   return out;
 }
 
-void require_local_multiple(const KindCheck& c, const std::string& kind, int unit, const char* what) {
+void require_local_multiple(const KindCheck& c, AttentionKind kind, int unit, const char* what) {
   const std::uint64_t local_tokens = c.run.seq_len / c.parallel.cp;
   if (local_tokens % unit != 0)
-    c.fail_pattern(fmt::format("{} layers need S/cp ({}) to be a multiple of {} ({})", kind, local_tokens, what, unit));
+    c.fail_pattern(fmt::format("{} layers need S/cp ({}) to be a multiple of {} ({})", kind_name(kind), local_tokens, what,
+                               unit));
 }
 
 // workloads/attention/kind.hpp

@@ -41,7 +41,7 @@ struct KindCheck {
 };
 
 // Fails at the pattern unless each rank's tokens S/cp are a multiple of `unit` (the parameter named `what`).
-void require_local_multiple(const KindCheck& c, const std::string& kind, int unit, const char* what);
+void require_local_multiple(const KindCheck& c, AttentionKind kind, int unit, const char* what);
 
 // What a kind's KV-cache rule sees: one GPU's tokens and the bytes one token's cache entry takes.
 struct KvCacheInputs {

@@ -12,7 +12,7 @@ std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCp
   return select_gather_volume(p, p.csa_top_k, selection);
 }
 
-void check_csa(const KindCheck& c) { require_local_multiple(c, "csa", c.model.attention.csa_ratio, "csa_ratio"); }
+void check_csa(const KindCheck& c) { require_local_multiple(c, AttentionKind::CSA, c.model.attention.csa_ratio, "csa_ratio"); }
 
 double csa_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.local_tokens / kv.in.model.attention.csa_ratio * kv.per_token_bytes;

@@ -17,7 +17,7 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
   return compressed_allgather_volume(p, p.hca_ratio);
 }
 
-void check_hca(const KindCheck& c) { require_local_multiple(c, "hca", c.model.attention.hca_ratio, "hca_ratio"); }
+void check_hca(const KindCheck& c) { require_local_multiple(c, AttentionKind::HCA, c.model.attention.hca_ratio, "hca_ratio"); }
 
 double hca_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.local_tokens / kv.in.model.attention.hca_ratio * kv.per_token_bytes;

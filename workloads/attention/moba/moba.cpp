@@ -34,7 +34,7 @@ void read_moba_plan(MapReader& k, CpPlan& plan) {
 
 void check_moba(const KindCheck& c) {
   const AttentionSpec& a = c.model.attention;
-  require_local_multiple(c, "moba", a.moba_block, "moba_block");
+  require_local_multiple(c, AttentionKind::MOBA, a.moba_block, "moba_block");
   if (c.plan.moba.hot_rank >= c.parallel.cp)
     c.fail_plan("hot_rank", fmt::format("must be a CP rank below cp ({}), got {}", c.parallel.cp, c.plan.moba.hot_rank));
   if (a.moba_top_k_blocks > static_cast<int>(c.run.seq_len / a.moba_block))
