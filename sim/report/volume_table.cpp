@@ -86,6 +86,18 @@ VolumeTable volume_table(const std::string& preset, const CommParams& params) {
     if (v->seed_bytes && ring.seed_bytes) row.seed_share_of_dense_ring = *v->seed_bytes / *ring.seed_bytes;
     t.rows.push_back(row);
   }
+  // Kinds registered beyond the built-ins (extensions, docs/extending.md): one row per mode with a closed form.
+  for (const auto& kind : attention_kinds()) {
+    if (is_builtin(kind.kind)) continue;
+    for (const auto& mode : kind.modes) {
+      const auto v = mode_volume(params, kind.kind, mode.algorithm);
+      if (!v) continue;
+      VolumeTableRow row{fmt::format("{} ({})", kind.description, algorithm_name(mode.algorithm)), *v,
+                         v->bytes / ring.bytes, std::nullopt};
+      if (v->seed_bytes && ring.seed_bytes) row.seed_share_of_dense_ring = *v->seed_bytes / *ring.seed_bytes;
+      t.rows.push_back(row);
+    }
+  }
   if (preset == "mistral-swa")
     t.notes.push_back(fmt::format(
         "The seed's SWA table lists 2.0 GB for the dense ring, but its own formula S*2*d_kv*s gives {} ({} with "

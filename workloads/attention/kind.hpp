@@ -14,6 +14,7 @@ namespace cpsim {
 // The built-in kinds; a registered kind (register_attention_kind) takes the next free value. Names, defaults and
 // lowerings come from the registry.
 enum class AttentionKind : std::uint8_t { DENSE, SWA, CSA, HCA, DSA, MOBA, LINEAR };
+constexpr bool is_builtin(AttentionKind k) { return k <= AttentionKind::LINEAR; }
 
 // One layer's kinds: one, or several computed side by side ("swa+csa" in DeepSeek-V4).
 using LayerKinds = std::vector<AttentionKind>;
