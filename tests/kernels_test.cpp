@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "support.hpp"
+#include "workloads/layer_stack.hpp"
 #include "workloads/attention/partition.hpp"
 #include "workloads/roofline.hpp"
 
@@ -71,10 +72,10 @@ TEST_CASE("kernels: launch overhead is paid once per kernel", "[kernels]") {
   // merges (3), o_proj (1), FFN up + down (2) = 11 kernels; dropping the overhead removes 11 * 4 GPUs launches.
   Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=1", "platform.calibration=default"});
   REQUIRE(s.platform.gpu.kernels.shaped);
-  const double with = compute_time_s(generate_prefill(test::inputs_of(s), s.platform.gpu_count()));
+  const double with = compute_time_s(generate_layer_stack(test::inputs_of(s), s.platform.gpu_count()));
   const double launch = s.platform.gpu.kernels.launch_overhead_s;
   s.platform.gpu.kernels.launch_overhead_s = 0;
-  const double without = compute_time_s(generate_prefill(test::inputs_of(s), s.platform.gpu_count()));
+  const double without = compute_time_s(generate_layer_stack(test::inputs_of(s), s.platform.gpu_count()));
   CHECK(with - without == Approx(11 * 4 * launch).epsilon(1e-6));
 }
 
@@ -150,8 +151,8 @@ TEST_CASE("mask: full doubles the pairs of a causal contiguous S x S", "[kernels
     std::vector<std::string> full = base;
     full.push_back("run.mask=full");
     const Scenario sc = test::scenario_from(test::kSmallScenario, base), sf = test::scenario_from(test::kSmallScenario, full);
-    const double causal_flops = attention_flops(generate_prefill(test::inputs_of(sc), 4));
-    const double full_flops = attention_flops(generate_prefill(test::inputs_of(sf), 4));
+    const double causal_flops = attention_flops(generate_layer_stack(test::inputs_of(sc), 4));
+    const double full_flops = attention_flops(generate_layer_stack(test::inputs_of(sf), 4));
     INFO(algo);
     CHECK(full_flops / causal_flops == Approx(2 * S / (S + 1)));
   }
@@ -206,7 +207,7 @@ TEST_CASE("kernels: ring steps are priced as the partition's kernel calls", "[ke
   // chunks c = 4K. Rank 2's step 0 is its diagonal (causal 8K x 8K); step 1 sees rank 1, an earlier rank: both
   // query chunks against its first chunk, a full 8K x 4K call, plus the merge of the partial output (T * q_w * 10 B).
   Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=1", "platform.calibration=default"});
-  const TaskGraph g = generate_prefill(test::inputs_of(s), s.platform.gpu_count());
+  const TaskGraph g = generate_layer_stack(test::inputs_of(s), s.platform.gpu_count());
   const GpuSpec& gpu = s.platform.gpu;
   const double T = 8192, c = 4096, qw = 32 * 128, kvw = 8 * 128;
   const double bytes = (2 * T * qw + 2 * T * kvw) * 2;

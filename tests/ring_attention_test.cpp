@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
+#include "workloads/layer_stack.hpp"
 #include "workloads/attention/partition.hpp"
 
 using namespace cpsim;
@@ -14,7 +15,7 @@ TEST_CASE("ring: per-rank CP bytes per layer equal (N-1)/N * S * 2 * d_kv * s", 
   for (int n : {2, 4, 8}) {
     const Scenario s = test::scenario_from(test::kSmallScenario, {"parallel.cp=" + std::to_string(n),
                                                                   "run.seq_len=128K", "model.layers=2"});
-    const TaskGraph g = generate_prefill(test::inputs_of(s), s.platform.gpu_count());
+    const TaskGraph g = generate_layer_stack(test::inputs_of(s), s.platform.gpu_count());
     std::vector<std::vector<double>> received(2, std::vector<double>(n, 0));
     for (const Task& t : g.tasks())
       if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) received[t.layer][t.peer] += t.bytes;
@@ -28,7 +29,7 @@ TEST_CASE("ring: per-rank CP bytes per layer equal (N-1)/N * S * 2 * d_kv * s", 
 
 TEST_CASE("ring: N-1 transfer steps and N attention steps per rank", "[ring]") {
   const Scenario s = test::scenario_from(test::kSmallScenario, {"model.layers=1"});
-  const TaskGraph g = generate_prefill(test::inputs_of(s), s.platform.gpu_count());
+  const TaskGraph g = generate_layer_stack(test::inputs_of(s), s.platform.gpu_count());
   std::vector<int> sent(4, 0), attn(4, 0);
   for (const Task& t : g.tasks()) {
     if (t.kind == TaskKind::FLOW) ++sent[t.gpu];
@@ -111,8 +112,8 @@ TEST_CASE("workload size does not depend on sequence length", "[ring][scaling]")
   // flows (N-1 hops per rank); S only changes the sizes, so 32K and 1M give identical task and flow counts.
   const Scenario small = test::scenario_from(test::kSmallScenario, {"run.seq_len=32K"});
   const Scenario large = test::scenario_from(test::kSmallScenario, {"run.seq_len=1M"});
-  const TaskGraph a = generate_prefill(test::inputs_of(small), small.platform.gpu_count());
-  const TaskGraph b = generate_prefill(test::inputs_of(large), large.platform.gpu_count());
+  const TaskGraph a = generate_layer_stack(test::inputs_of(small), small.platform.gpu_count());
+  const TaskGraph b = generate_layer_stack(test::inputs_of(large), large.platform.gpu_count());
   CHECK(a.tasks().size() == b.tasks().size());
   CHECK(a.flow_count() == b.flow_count());
   // compute: layers * ranks * (qkv + o_proj + ffn + 4 attention steps); flows: layers * ranks * 3 hops

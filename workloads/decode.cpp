@@ -2,6 +2,7 @@
 
 #include <optional>
 
+
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
@@ -196,10 +197,6 @@ TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) {
   graphed.kernels.launch_overhead_s = graphed.kernels.graph_launch_overhead_s;
   const WorkloadInputs replayed{in.model, in.run, in.parallel, in.cp, graphed, in.platform};
   return DecodeBuilder(replayed, gpu_count).build();
-}
-
-TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
-  return in.run.phase == Phase::DECODE ? generate_decode(in, gpu_count) : generate_prefill(in, gpu_count);
 }
 
 }  // namespace cpsim

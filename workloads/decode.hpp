@@ -9,12 +9,10 @@
 //           which merges them and runs the projections and FFN.
 // Time per output token = makespan / new_tokens.
 #pragma once
-#include "workloads/prefill.hpp"
+#include "workloads/workload.hpp"
 
 namespace cpsim {
 
 TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count);
-// Dispatches on run.phase: prefill or decode.
-TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count);
 
 }  // namespace cpsim

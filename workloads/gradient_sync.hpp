@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "workloads/nccl_collectives.hpp"
-#include "workloads/prefill.hpp"
+#include "workloads/workload.hpp"
 #include "workloads/rank_layout.hpp"
 
 namespace cpsim {

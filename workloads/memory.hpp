@@ -15,7 +15,7 @@
 #pragma once
 #include <string>
 
-#include "workloads/prefill.hpp"
+#include "workloads/workload.hpp"
 
 namespace cpsim {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "workloads/attention/registry.hpp"
-#include "workloads/prefill.hpp"
+#include "workloads/workload.hpp"
 
 namespace cpsim {
 

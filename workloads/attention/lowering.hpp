@@ -1,12 +1,12 @@
 // How one layer's attention is lowered to tasks under CP: a lowering function per (attention kind, CP algorithm),
 // registered with its kind (workloads/attention/registry.hpp). Each lowering lives in its kind's folder; the layer
-// generator (prefill.cpp) calls it between the QKV projection and the output projection of every layer.
+// generator (layer_stack.cpp) calls it between the QKV projection and the output projection of every layer.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "workloads/nccl_collectives.hpp"
-#include "workloads/prefill.hpp"
+#include "workloads/workload.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
 

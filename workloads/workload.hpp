@@ -1,5 +1,5 @@
-// The prefill workload: every layer's projections, CP attention, TP collectives and FFN, for every GPU.
-// Pure function of (model, run, parallel plan, GPU spec) -> TaskGraph; no engine involved.
+// What every workload generator reads (the model, the run, the parallel plan, the GPU and the platform), what one
+// GPU holds of a layer, and the entry point that builds a scenario's task graph for its phase.
 #pragma once
 #include "platforms/platform_spec.hpp"
 #include "workloads/model.hpp"
@@ -31,6 +31,7 @@ struct ShardShape {
 };
 ShardShape shard_shape(const WorkloadInputs& in);
 
-TaskGraph generate_prefill(const WorkloadInputs& in, int gpu_count);
+// Dispatches on run.phase: a prefill or a training step (layer_stack.hpp), or decode steps (decode.hpp).
+TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count);
 
 }  // namespace cpsim

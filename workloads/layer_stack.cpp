@@ -1,6 +1,4 @@
-#include "workloads/prefill.hpp"
-
-#include "sim/scenario/units.hpp"
+#include "workloads/layer_stack.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -19,18 +17,6 @@
 
 namespace cpsim {
 
-ShardShape shard_shape(const WorkloadInputs& in) {
-  ShardShape s;
-  s.tokens = double(in.run.batch) * double(tokens_per_rank(in.run.seq_len, in.parallel.cp));
-  s.q_heads = in.model.n_heads / in.parallel.tp;
-  s.kv_heads = std::max(1, in.model.n_kv_heads / in.parallel.tp);
-  s.head_dim = in.model.head_dim;
-  s.dtype_bytes = dtype_bytes(in.run.dtypes.attention);
-  s.kv_bytes = dtype_bytes(in.run.dtypes.kv_cache);
-  s.activation_bytes = dtype_bytes(in.run.dtypes.activations);
-  return s;
-}
-
 namespace {
 
 // A dense GEMM of a [tokens x k] activation with a [k x n] weight shard: 2*tokens*k*n flops; reads the weight and
@@ -42,9 +28,9 @@ KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n, Dty
   return {gemm_time_s(in.gpu, dt, tokens, n, k, bytes), flops, bytes};
 }
 
-class PrefillBuilder {
+class LayerStackBuilder {
  public:
-  PrefillBuilder(const WorkloadInputs& in, int gpu_count)
+  LayerStackBuilder(const WorkloadInputs& in, int gpu_count)
       : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)),
         machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
                              : std::nullopt),
@@ -318,8 +304,8 @@ class PrefillBuilder {
 
 }  // namespace
 
-TaskGraph generate_prefill(const WorkloadInputs& in, int gpu_count) {
-  return PrefillBuilder(in, gpu_count).build();
+TaskGraph generate_layer_stack(const WorkloadInputs& in, int gpu_count) {
+  return LayerStackBuilder(in, gpu_count).build();
 }
 
 }  // namespace cpsim
