@@ -35,7 +35,6 @@ case "$goal" in
     build/cpsim run scenarios/quickstart.yaml -o out/quickstart
     echo "outputs: out/quickstart/summary.json and out/quickstart/trace.json (open the trace at ui.perfetto.dev)" ;;
   test)
-    tests/trace_check/install.sh
     (cd build && ctest --output-on-failure -j "$(nproc)") ;;
   *) echo "usage: ./setup.sh [build|run|test]" >&2; exit 2 ;;
 esac

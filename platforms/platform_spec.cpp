@@ -5,32 +5,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
+#include "platforms/data_dir.hpp"
 #include "platforms/xml_platform.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 namespace cpsim {
 namespace fs = std::filesystem;
 namespace {
-
-// Where cpsim's data (platforms/*.yaml, models/) lives: an installed tree next to the executable
-// (<exe>/../share/cpsim), a build or source tree beside it (<exe>/..), else the compile-time source tree.
-const std::vector<fs::path>& data_roots() {
-  static const std::vector<fs::path> roots = [] {
-    std::vector<fs::path> out;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-      out.push_back(exe.parent_path() / ".." / "share" / "cpsim");
-      out.push_back(exe.parent_path() / "..");
-    }
-    out.emplace_back(CPSIM_SOURCE_DIR);
-    return out;
-  }();
-  return roots;
-}
 
 bool is_file(const fs::path& p) {
   // The error_code overload: a name the OS rejects (too long, bad bytes) is simply "not found", never a throw.
@@ -39,9 +22,11 @@ bool is_file(const fs::path& p) {
 }
 
 std::string preset_file(const char* name) {
-  for (const auto& root : data_roots())
-    if (is_file(root / "platforms" / name)) return (root / "platforms" / name).lexically_normal().string();
-  return std::string(CPSIM_SOURCE_DIR) + "/platforms/" + name;
+  const std::string found = find_data_file(fs::path("platforms") / name);
+  if (found.empty())
+    throw InputError(fmt::format("platforms/{}:1:1: (file): cpsim's bundled data not found (looked in {})", name,
+                                 data_roots_text()));
+  return found;
 }
 
 // A presets file and where it came from (MapReaders keep a reference to the source).
@@ -214,9 +199,7 @@ std::string resolve_input_path(const std::string& path, const std::string& sourc
   if (fs::path(path).is_absolute()) return is_file(path) ? path : "";
   const fs::path beside = fs::path(source_dir.empty() ? "." : source_dir) / path;
   if (is_file(beside)) return fs::absolute(beside).lexically_normal().string();
-  for (const auto& root : data_roots())
-    if (is_file(root / path)) return fs::absolute(root / path).lexically_normal().string();
-  return "";
+  return find_data_file(path);
 }
 
 std::string display_path(const std::string& absolute_path) {

@@ -54,9 +54,8 @@ void check_axis_keys(const SweepRecord& r) {
   try {
     (void)load_scenario(r.scenario, overrides);
   } catch (const InputError& e) {
-    const std::string message = e.what();
     for (const auto& a : r.axes)
-      if (message.find(": " + a.key + ": unknown key") != std::string::npos)
+      if (e.reason == InputErrorReason::kUnknownKey && e.key_path == a.key)
         throw InputError(fmt::format("{}: sweep.{}: the scenario has no such key (every point would fail)",
                                      a.location, a.key));
   }

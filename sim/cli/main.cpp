@@ -1,4 +1,5 @@
 // cpsim: simulate context-parallel attention on a GPU cluster.
+//   cpsim [--version] [-q | -v[v] | --log-level L] COMMAND ...   logs on stderr, results on stdout
 //   cpsim run SCENARIO [-o DIR] [--set key.path=value]...   simulate; write summary.json and trace.json
 //   cpsim validate SCENARIO [--set ...]                     check a scenario without running it
 //   cpsim platform SCENARIO --emit-xml OUT.xml              write the scenario's platform as SimGrid XML
@@ -10,6 +11,7 @@
 //   cpsim volumes [--preset seed|mistral-swa] [--json] [--seq-len 1M] ...   CP bytes of every attention mode
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "sim/cli/cmd_run.hpp"
@@ -19,14 +21,23 @@
 #include "sim/cli/cmd_volumes.hpp"
 #include "sim/report/output_folder.hpp"
 
+namespace cpsim {
+const char* build_version();  // generated at build time (cmake/build_version.cmake)
+}
+
 int main(int argc, char** argv) {
   cpsim::install_signal_cleanup();  // Ctrl-C / SIGTERM: remove staged outputs, exit 130 / 143
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", cpsim::build_version());
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  auto* level_option = app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+                           ->capture_default_str()
+                           ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  bool quiet = false;
+  int verbosity = 0;
+  auto* quiet_option = app.add_flag("-q,--quiet", quiet, "log warnings and errors only")->excludes(level_option);
+  app.add_flag("-v,--verbose", verbosity, "log more: -v debug, -vv trace")->excludes(level_option, quiet_option);
 
   cpsim::ScenarioArgs scenario;
   std::string output_dir, xml_out;
@@ -107,16 +118,18 @@ int main(int argc, char** argv) {
   // A usage mistake is one line and exit 2, like any other input error; --help prints and exits 0.
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
+  } catch (const CLI::Success& e) {  // --help, --help-all, --version: printed on stdout, exit 0
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "cpsim: usage: " << e.what() << " (cpsim --help)\n";
     return 2;
   }
+  if (quiet) log_level = "warn";
+  if (verbosity > 0) log_level = verbosity == 1 ? "debug" : "trace";
+  // Logs are for people and go to stderr; results (headlines, tables, JSON) go to stdout.
+  spdlog::set_default_logger(spdlog::stderr_color_st("cpsim"));
   spdlog::set_level(spdlog::level::from_str(log_level));
-  spdlog::set_pattern("[%l] %v");
+  spdlog::set_pattern("%^[%l]%$ %v");
 
   if (*run) return cpsim::run_command(scenario, output_dir);
   if (*validate) return cpsim::validate_command(scenario);

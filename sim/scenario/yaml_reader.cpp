@@ -92,18 +92,21 @@ std::string escape_control_characters(const std::string& text) {
 
 }  // namespace
 
-InputError::InputError(const std::string& message) : std::runtime_error(escape_control_characters(message)) {}
+InputError::InputError(const std::string& message, InputErrorReason reason_, std::string key_path_)
+    : std::runtime_error(escape_control_characters(message)), reason(reason_), key_path(std::move(key_path_)) {}
 
 std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
 
-void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path, const std::string& message) {
-  if (is_overridden(source, path)) throw InputError(fmt::format("--set:1:1: {}: {}", path, message));
+void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path, const std::string& message,
+             InputErrorReason reason) {
+  if (is_overridden(source, path)) throw InputError(fmt::format("--set:1:1: {}: {}", path, message), reason, path);
   const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
   const int line = mark.is_null() ? 1 : mark.line + 1;
   const int col = mark.is_null() ? 1 : mark.column + 1;
-  throw InputError(fmt::format("{}:{}:{}: {}: {}", source.file, line, col, path.empty() ? "(top)" : path, message));
+  throw InputError(fmt::format("{}:{}:{}: {}: {}", source.file, line, col, path.empty() ? "(top)" : path, message),
+                   reason, path);
 }
 
 YAML::Node load_yaml_file(const std::string& file) {
@@ -288,7 +291,7 @@ std::string key_name(const YAML::Node& key, const YamlSource& source, const std:
 void MapReader::finish() const {
   for (const auto& kv : node_) {
     const std::string key = key_name(kv.first, source_, path_);
-    if (!used_.count(key)) fail_at(kv.first, source_, path_of(key), "unknown key");
+    if (!used_.count(key)) fail_at(kv.first, source_, path_of(key), "unknown key", InputErrorReason::kUnknownKey);
   }
 }
 

@@ -16,8 +16,15 @@ namespace cpsim {
 
 // A user-input error, already formatted for a one-line report: control characters that came from the input
 // (a stray byte echoed back by the YAML parser, say) are escaped so the report stays on one line.
+// What went wrong, for callers that react to it (the sweep reports an axis naming no key once, not per point):
+// decided where the error is raised, never by reading the message back.
+enum class InputErrorReason { kInvalid, kUnknownKey };
+
 struct InputError : std::runtime_error {
-  explicit InputError(const std::string& message);
+  explicit InputError(const std::string& message, InputErrorReason reason = InputErrorReason::kInvalid,
+                      std::string key_path = {});
+  InputErrorReason reason;
+  std::string key_path;  // the key the error is about, when there is one ("parallel.cp")
 };
 
 // Where the nodes being read came from: a file, plus the key paths that `--set` replaced on the command line.
@@ -27,7 +34,7 @@ struct YamlSource {
 };
 
 [[noreturn]] void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path,
-                          const std::string& message);
+                          const std::string& message, InputErrorReason reason = InputErrorReason::kInvalid);
 std::string join_path(const std::string& parent, const std::string& key);
 // The text of a mapping key; a key that is itself a mapping or sequence is an InputError at its position.
 std::string key_name(const YAML::Node& key, const YamlSource& source, const std::string& parent_path);

@@ -40,7 +40,7 @@ grep -q "is not a cpsim output folder" "$tmp/err" || fail "message: $(cat "$tmp/
 # 4. A folder locked by a live process is refused (exit 1, one line); a stale lock (dead process) is taken over.
 sleep 60 & holder=$!
 echo $holder > "$tmp/d.lock"
-"$cpsim" run $q -o "$tmp/d" "${small[@]}" 2>"$tmp/err" >/dev/null; rc=$?
+"$cpsim" -q run $q -o "$tmp/d" "${small[@]}" 2>"$tmp/err" >/dev/null; rc=$?
 [ $rc = 1 ] || fail "locked folder: exit $rc, expected 1"
 [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q "is being written by process $holder" "$tmp/err" || fail "$(cat "$tmp/err")"
 kill $holder; wait $holder 2>/dev/null

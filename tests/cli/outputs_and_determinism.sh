@@ -13,10 +13,9 @@ cmp "$tmp/a/summary.json" "$tmp/b/summary.json"
 cmp "$tmp/a/trace.json" "$tmp/b/trace.json"
 if ls "$tmp/a" | grep -q tmp; then echo "FAIL: temporary files left"; exit 1; fi
 
-"$src/tests/trace_check/install.sh"
 py=/usr/bin/python3
-$py "$src/build/trace-check/perfetto_json_lint.py" "$tmp/a/trace.json" --quiet > "$tmp/lint.json"
-node "$src/build/trace-check/devtools_check.mjs" "$tmp/a/trace.json" > "$tmp/devtools.json"
+$py "$build/trace-check/perfetto_json_lint.py" "$tmp/a/trace.json" --quiet > "$tmp/lint.json"
+node "$build/trace-check/devtools_check.mjs" "$tmp/a/trace.json" > "$tmp/devtools.json"
 $py - "$tmp/a/summary.json" "$tmp/lint.json" "$tmp/devtools.json" <<'PY'
 import json, sys
 summary, lint, dev = (json.load(open(p)) for p in sys.argv[1:4])

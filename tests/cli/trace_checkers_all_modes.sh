@@ -3,18 +3,17 @@
 # flow counts cpsim reports in summary.json: dense ring/Ulysses/USP, decode (tree, pass-q), heterogeneous kinds
 # (V4-like SWA+CSA/HCA, DSA, MoBA, LASP-1), gzip'd included. Oracle: cpsim's own accounting, read by two parsers.
 set -eu
-cpsim=$1; src=$2
+cpsim=$1; src=$2; build=$3
 cd "$src"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$src/tests/trace_check/install.sh"
 n=0
 check() {
   n=$((n + 1)); local out="$tmp/run$n"
   "$cpsim" run "$@" -o "$out" >/dev/null 2>&1 || { echo "FAIL: cpsim run $*"; exit 1; }
   local trace="$out/trace.json"
   if [ -f "$out/trace.json.gz" ]; then gzip -dc "$out/trace.json.gz" > "$tmp/t$n.json"; trace="$tmp/t$n.json"; fi
-  /usr/bin/python3 "$src/build/trace-check/perfetto_json_lint.py" "$trace" --quiet > "$tmp/lint.json"
-  node "$src/build/trace-check/devtools_check.mjs" "$trace" > "$tmp/dev.json"
+  /usr/bin/python3 "$build/trace-check/perfetto_json_lint.py" "$trace" --quiet > "$tmp/lint.json"
+  node "$build/trace-check/devtools_check.mjs" "$trace" > "$tmp/dev.json"
   /usr/bin/python3 - "$out/summary.json" "$tmp/lint.json" "$tmp/dev.json" "$*" <<'PY'
 import json, sys
 summary, lint, dev = (json.load(open(p)) for p in sys.argv[1:4])
