@@ -2,8 +2,9 @@
 // per process this way (SimGrid allows one engine per process), and a crash or an abort in one point cannot take
 // the others down.
 // Why posix_spawn and not Boost.Process: Boost.Process 1.74 (Debian 12) needs Boost.Filesystem linked and its async
-// pipes need Boost.Asio; here one poll() loop over the children's stderr pipes is all that is needed, and
-// posix_spawn is what Boost.Process would call underneath on Linux anyway (vfork semantics, no fork of a big heap).
+// pipes need Boost.Asio, and it starts children with fork() + exec(); here one poll() loop over the children's
+// stderr pipes is all that is needed, and glibc's posix_spawn uses clone(CLONE_VM | CLONE_VFORK), so a parent
+// holding a large sweep does not copy its page tables per child.
 #pragma once
 #include <cstddef>
 #include <functional>
