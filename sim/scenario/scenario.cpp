@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/scenario/attention_reader.hpp"
+#include "sim/scenario/hf_config.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 #include "workloads/attention/registry.hpp"
@@ -412,6 +413,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.platform = read_platform(r, dir);
   }
   (void)top.node("model");
+  if (model_node.IsMap() && static_cast<const YAML::Node&>(model_node)["hf_config"]) {
+    const std::string model_dir = s.model_file.empty() ? dir : fs::path(s.model_file).parent_path().string();
+    model_node = model_with_hf_config(model_node, model_source, model_dir);
+  }
   {
     MapReader r(model_node, model_source, "model");
     s.model = read_model(r);
