@@ -29,7 +29,7 @@ class DecodeBuilder {
     for (int step = 0; step < in_.run.new_tokens; ++step)
       for (int l = 0; l < in_.model.layers; ++l) {
         std::vector<Pending> pending;
-        for (int mb = 0; mb < mbs; ++mb) pending.push_back(attention_start(step, ready[mb]));
+        for (int mb = 0; mb < mbs; ++mb) pending.push_back(attention_start({l, step, mbs > 1 ? mb : -1}, ready[mb]));
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(step, pending[mb]);
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(step, pending[mb].layer, ready[mb]);
       }
@@ -66,8 +66,9 @@ class DecodeBuilder {
     RankTasks comm;
   };
 
-  Pending attention_start(int step, const RankTasks& ready) {
-    const int layer = g_.add_layer({AttentionKind::DENSE}, {in_.cp.dense.algorithm});
+  Pending attention_start(const LayerPlace& place, const RankTasks& ready) {
+    const int step = place.decode_step;
+    const int layer = g_.add_layer({AttentionKind::DENSE}, {in_.cp.dense.algorithm}, false, place);
     const int owner = step % in_.parallel.cp;  // pass-q: the CP rank holding this step's token
     RankTasks out(layout_.used_gpus());
     for (int tp = 0; tp < in_.parallel.tp; ++tp) {

@@ -48,7 +48,7 @@ class LayerStackBuilder {
     for (int l = 0; l < in_.model.layers; ++l) {
       // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
       std::vector<AttentionHalf> halves;
-      for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, ready[mb], sharded[mb]));
+      for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, mbs > 1 ? mb : -1, ready[mb], sharded[mb]));
       for (int mb = 0; mb < mbs; ++mb)
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
       if (l == 0) {
@@ -71,7 +71,7 @@ class LayerStackBuilder {
       for (int l = in_.model.layers - 1; l >= 0; --l) {
         grads[l].done.resize(layout_.used_gpus());
         for (int mb = 0; mb < mbs; ++mb) {
-          ready[mb] = layer_backward(l, ready[mb], grads[l].layer);
+          ready[mb] = layer_backward(l, mbs > 1 ? mb : -1, ready[mb], grads[l].layer);
           // Gradients accumulate over micro-batches: complete after every one's backward of the layer.
           for (int gpu = 0; gpu < layout_.used_gpus(); ++gpu)
             grads[l].done[gpu].insert(grads[l].done[gpu].end(), ready[mb][gpu].begin(), ready[mb][gpu].end());
@@ -177,9 +177,10 @@ class LayerStackBuilder {
 
   // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
   // the attention backward follows the CP algorithm (train_attention.cpp), TP all-reduces mirror the forward.
-  RankTasks layer_backward(int index, const RankTasks& ready, int& layer) {
+  // `micro_batch`: its index when there are several, else -1 (it only names the layer in the trace).
+  RankTasks layer_backward(int index, int micro_batch, const RankTasks& ready, int& layer) {
     const LayerKinds& kinds = in_.model.layer_kind(index);
-    layer = g_.add_layer(kinds, layer_algorithms(kinds), true);
+    layer = g_.add_layer(kinds, layer_algorithms(kinds), true, {index, -1, micro_batch});
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
@@ -215,10 +216,11 @@ class LayerStackBuilder {
   // The attention half of layer `index`: QKV, the CP attention lowering(s), the output projection, TP all-reduce.
   // `sharded`: whether each GPU holds only its T/tp share of the activations (sequence parallelism after a
   // reduce-scatter, or EP after a combine), so the TP GEMMs must all-gather them first; updated on return.
-  AttentionHalf attention_half(int index, const RankTasks& layer_input, bool& sharded) {
+  // `micro_batch`: its index when there are several, else -1 (it only names the layer in the trace).
+  AttentionHalf attention_half(int index, int micro_batch, const RankTasks& layer_input, bool& sharded) {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
     const LayerKinds& kinds = in_.model.layer_kind(index);
-    const int layer = g_.add_layer(kinds, layer_algorithms(kinds));
+    const int layer = g_.add_layer(kinds, layer_algorithms(kinds), false, {index, -1, micro_batch});
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();

@@ -20,8 +20,17 @@ std::string LayerInfo::algorithm_name() const {
 TaskGraph::TaskGraph(int gpu_count, const CollectiveMachine* machine)
     : gpu_count_(gpu_count), machine_(machine), last_compute_(gpu_count, -1) {}
 
-int TaskGraph::add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward) {
-  layers_.push_back({static_cast<int>(layers_.size()), kinds, algorithms, backward});
+std::string LayerInfo::display_name() const {
+  const int layer = place.model_layer >= 0 ? place.model_layer : index;
+  std::string name = fmt::format("layer {}{}", layer, backward ? " backward" : "");
+  if (place.micro_batch >= 0) name = fmt::format("micro-batch {} \u00b7 {}", place.micro_batch, name);
+  if (place.decode_step >= 0) name = fmt::format("decode step {} \u00b7 {}", place.decode_step, name);
+  return name;
+}
+
+int TaskGraph::add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward,
+                         LayerPlace place) {
+  layers_.push_back({static_cast<int>(layers_.size()), kinds, algorithms, backward, place});
   return layers_.back().index;
 }
 

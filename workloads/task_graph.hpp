@@ -21,13 +21,23 @@ using TaskId = std::uint32_t;
 enum class TaskKind : std::uint8_t { COMPUTE, FLOW };
 
 // Which layer a task belongs to, and what that layer is (reported per layer kind and CP algorithm).
+// Where a graph layer sits in the run, for people reading the trace: the model layer it computes, the decode step
+// (output token) it belongs to, its micro-batch when there are several; -1 = not applicable.
+struct LayerPlace {
+  int model_layer = -1;
+  int decode_step = -1;
+  int micro_batch = -1;
+};
+
 struct LayerInfo {
   int index = 0;
   LayerKinds kinds;                     // the layer's attention kind(s)
   std::vector<CpAlgorithm> algorithms;  // one per kind
   bool backward = false;                // a training backward layer
+  LayerPlace place;
   std::string kind_name() const { return layer_kinds_name(kinds); }  // "swa+csa"
   std::string algorithm_name() const;                                // "boundary+allgather", "ring-backward"
+  std::string display_name() const;  // "layer 5", "layer 5 backward", "decode step 2 · layer 5", "micro-batch 1 · layer 5"
 };
 
 struct Task {
@@ -70,7 +80,8 @@ class TaskGraph {
   std::size_t task_limit() const { return task_limit_; }
   void forget_machine() { machine_ = nullptr; }
 
-  int add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward = false);
+  int add_layer(const LayerKinds& kinds, const std::vector<CpAlgorithm>& algorithms, bool backward = false,
+                LayerPlace place = {});
   TaskId add_compute(int gpu, const std::string& name, int layer, int step, double duration_s, double flops,
                      double hbm_bytes);
   // A point-to-point message; on a calibrated machine it pays the per-message overhead (p2p latency).

@@ -13,6 +13,7 @@
 #include "sim/engine/executor.hpp"
 #include "sim/engine/executor_raw_ring.hpp"
 #include "sim/cli/cmd_run_auto.hpp"
+#include "sim/report/headline.hpp"
 #include "sim/report/metrics.hpp"
 #include "sim/engine/run_progress.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -26,25 +27,7 @@ namespace cpsim {
 namespace {
 
 void log_headline(const Scenario& s, const Metrics& m) {
-  spdlog::info("{}: makespan {} over {} layers ({} tasks, {} flows)", s.name, format_time(m.makespan_s),
-               m.layers.size(), m.tasks, m.flows);
-  for (const auto& v : m.volumes)
-    spdlog::info("  {} / {}: {} received per rank per layer (formula: {})", v.layer_kind, v.cp_algorithm,
-                 format_bytes(v.simulated_bytes), v.formula_bytes ? format_bytes(*v.formula_bytes) : "n/a");
-  // Contention, summed over GPUs, when the run has any (docs/contention.md).
-  ContentionMetrics c;
-  for (const auto& r : m.ranks) {
-    c.cp_overlap_with_tp_ep_s += r.contention.cp_overlap_with_tp_ep_s;
-    c.flow_wait_s += r.contention.flow_wait_s;
-    c.flow_slowdown_s += r.contention.flow_slowdown_s;
-    c.compute_slowdown_s += r.contention.compute_slowdown_s;
-  }
-  if (c.cp_overlap_with_tp_ep_s + c.flow_wait_s + c.flow_slowdown_s + c.compute_slowdown_s > 0)
-    spdlog::info("  contention ({}), summed over GPUs: CP overlapping other traffic {}, flows waiting {}, bandwidth "
-                 "lost {}, compute slowdown {}", contention_mode_name(s.contention.mode),
-                 format_time(c.cp_overlap_with_tp_ep_s), format_time(c.flow_wait_s), format_time(c.flow_slowdown_s),
-                 format_time(c.compute_slowdown_s));
-  if (!s.parallel.tp_comm_overlap_off.empty()) spdlog::info("  tp_comm_overlap off: {}", s.parallel.tp_comm_overlap_off);
+  for (const std::string& line : headline_lines(s, m)) spdlog::info("{}", line);
   if (!m.memory.fits)
     spdlog::warn("  does not fit: GPU {} {} (run.on_oom: error refuses such plans)", m.memory_peak_gpu,
                  describe_overflow(m.memory));

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "sim/report/json_text.hpp"
 #include "workloads/rank_layout.hpp"
 
 namespace cpsim {
@@ -45,8 +46,8 @@ class TraceBuilder {
     write_link_counters();
     write_memory_counters();
     out_ << "\n],\n\"displayTimeUnit\":\"ns\",\n";
-    out_ << fmt::format("\"metadata\":{{\"generator\":\"cpsim\",\"scenario\":\"{}\",\"cp\":{},\"tp\":{},\"seq_len\":{}}}}}\n",
-                        s_.name, s_.parallel.cp, s_.parallel.tp, s_.run.seq_len);
+    out_ << fmt::format("\"metadata\":{{\"generator\":\"cpsim\",\"scenario\":{},\"cp\":{},\"tp\":{},\"seq_len\":{}}}}}\n",
+                        json_quoted(s_.name), s_.parallel.cp, s_.parallel.tp, s_.run.seq_len);
     return stats_;
   }
 
@@ -114,17 +115,38 @@ class TraceBuilder {
     }
     for (const auto& [key, name] : thread_names_) {
       const auto [gpu, stream] = key;
-      event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"ts":0,"cat":"__metadata","name":"thread_name","args":{{"name":"{}"}}}})",
-                        pid(gpu), tid(gpu, stream), name));
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"ts":0,"cat":"__metadata","name":"thread_name","args":{{"name":{}}}}})",
+                        pid(gpu), tid(gpu, stream), json_quoted(name)));
       event(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"ts":0,"cat":"__metadata","name":"thread_sort_index","args":{{"sort_index":{}}}}})",
-                        pid(gpu), tid(gpu, stream), stream));
+                        pid(gpu), tid(gpu, stream), sort_index(gpu, stream)));
     }
   }
 
-  void slice(int gpu, int stream, std::int64_t start, std::int64_t end, const char* cat, const std::string& name,
+  // Lanes in the order people read them: the layer lanes ("layers", "layers 2", ...), compute, then each
+  // communication family's lanes together (assign_lanes allocates a family's streams consecutively).
+  int sort_index(int gpu, int stream) const {
+    static const std::vector<int> kNoLanes;
+    const auto found = layer_streams_.find(gpu);
+    const auto& layers = found == layer_streams_.end() ? kNoLanes : found->second;
+    const int lanes = static_cast<int>(layers.size());
+    for (int i = 0; i < lanes; ++i)
+      if (layers[i] == stream) return 1 + i;
+    return stream == kComputeStream ? 1 + std::max(lanes, 1) : stream + std::max(lanes, 1) - 1;
+  }
+
+  // A task name quoted for JSON, once per interned name and suffix ("" / " send" / " recv").
+  const std::string& quoted_name(std::uint16_t id, int suffix) {
+    static constexpr const char* kSuffix[] = {"", " send", " recv"};
+    auto& cached = quoted_names_[{id, suffix}];
+    if (cached.empty()) cached = json_quoted(g_.name(id) + kSuffix[suffix]);
+    return cached;
+  }
+
+  // `quoted_name`: already a JSON string (json_quoted).
+  void slice(int gpu, int stream, std::int64_t start, std::int64_t end, const char* cat, const std::string& quoted_name,
              const std::string& args) {
-    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"cat":"{}","name":"{}","args":{{{}}}}})", pid(gpu),
-                      tid(gpu, stream), us(start), us(end - start), cat, name, args));
+    event(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"cat":"{}","name":{},"args":{{{}}}}})", pid(gpu),
+                      tid(gpu, stream), us(start), us(end - start), cat, quoted_name, args));
     ++stats_.slices;
   }
 
@@ -157,6 +179,7 @@ class TraceBuilder {
           const int stream = lane == 0 ? kLayersStream : next_stream[gpu]++;
           lanes.emplace_back(0, stream);
           thread_names_[{gpu, stream}] = lane == 0 ? "layers" : fmt::format("layers {}", lane + 1);
+          layer_streams_[gpu].push_back(stream);
         }
         lanes[lane].first = sl.end_ns;
         sl.stream = lanes[lane].second;
@@ -168,7 +191,7 @@ class TraceBuilder {
   void write_layers() {
     for (const LayerSlice& sl : layer_slices_) {
       const LayerInfo& info = g_.layers()[sl.layer];
-      slice(sl.gpu, sl.stream, sl.start_ns, sl.end_ns, "layer", fmt::format("layer {}", sl.layer),
+      slice(sl.gpu, sl.stream, sl.start_ns, sl.end_ns, "layer", json_quoted(info.display_name()),
             fmt::format(R"("layer":{},"kind":"{}","cp_algorithm":"{}")", sl.layer, info.kind_name(), info.algorithm_name()));
     }
   }
@@ -179,7 +202,7 @@ class TraceBuilder {
       const Task& t = g_.task(i);
       const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
       if (t.kind == TaskKind::COMPUTE) {
-        slice(t.gpu, kComputeStream, start, end, "compute", g_.name(t.name),
+        slice(t.gpu, kComputeStream, start, end, "compute", quoted_name(t.name, 0),
               fmt::format(R"("layer":{},"step":{},"flops":{},"hbm_bytes":{})", t.layer, t.step, t.flops, t.bytes));
         continue;
       }
@@ -191,14 +214,14 @@ class TraceBuilder {
       const std::string args =
           fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})", std::llround(t.bytes), t.gpu,
                       t.peer, t.layer, t.step, i);
-      slice(t.gpu, send_stream_[i], start, end, cat, g_.name(t.name) + " send", args);
-      slice(t.peer, recv_stream_[i], arrive, end, cat, g_.name(t.name) + " recv", args);
+      slice(t.gpu, send_stream_[i], start, end, cat, quoted_name(t.name, 1), args);
+      slice(t.peer, recv_stream_[i], arrive, end, cat, quoted_name(t.name, 2), args);
       if (!arrow) continue;
       ++flow_id;
-      event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":"{}","id":{}}})", pid(t.gpu),
-                        tid(t.gpu, send_stream_[i]), us(start), cat, g_.name(t.name), flow_id));
-      event(fmt::format(R"({{"ph":"f","bp":"e","pid":{},"tid":{},"ts":{},"cat":"{}","name":"{}","id":{}}})",
-                        pid(t.peer), tid(t.peer, recv_stream_[i]), us(arrive), cat, g_.name(t.name), flow_id));
+      event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})", pid(t.gpu),
+                        tid(t.gpu, send_stream_[i]), us(start), cat, quoted_name(t.name, 0), flow_id));
+      event(fmt::format(R"({{"ph":"f","bp":"e","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})",
+                        pid(t.peer), tid(t.peer, recv_stream_[i]), us(arrive), cat, quoted_name(t.name, 0), flow_id));
       ++stats_.flows;
     }
   }
@@ -242,6 +265,7 @@ class TraceBuilder {
     for (auto link : order) {
       if (deltas[link].empty()) continue;
       ++stats_.counter_tracks;
+      const std::string name = json_quoted("link " + r_.link_names[link]);
       double rate = 0, last = -1;
       for (const auto& [ts, d] : deltas[link]) {
         rate += d;
@@ -250,8 +274,8 @@ class TraceBuilder {
         util = std::round(util * 1e6) / 1e6;
         if (util == last) continue;
         last = util;
-        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"link","name":"link {}","args":{{"util":{}}}}})",
-                          fabric_pid, us(ts), r_.link_names[link], util));
+        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"link","name":{},"args":{{"util":{}}}}})",
+                          fabric_pid, us(ts), name, util));
       }
     }
   }
@@ -268,6 +292,8 @@ class TraceBuilder {
   std::vector<LayerSlice> layer_slices_;
   std::map<std::pair<int, int>, std::string> thread_names_;
   std::map<TaskId, int> send_stream_, recv_stream_;
+  std::map<int, std::vector<int>> layer_streams_;  // per GPU: its layer lanes' streams, in lane order
+  std::map<std::pair<std::uint16_t, int>, std::string> quoted_names_;
 };
 
 }  // namespace
