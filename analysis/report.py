@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plot_sweep  # noqa: E402
 
 CAPTIONS = {
-    "makespan_vs_cp.png": "Makespan vs CP degree",
+    "makespan_vs_cp.png": "Makespan (TTFT, decode time or step time) vs CP degree",
+    "makespan_by_point.png": "Makespan of each point (the sweep keeps one CP degree)",
     "scaling_vs_cp.png": "Speedup and parallel efficiency vs CP degree (relative to the smallest CP degree)",
     "bytes_per_layer_kind.png": "CP bytes received per rank and layer, by layer kind",
     "time_breakdown.png": "Time breakdown of the GPU that finishes last",

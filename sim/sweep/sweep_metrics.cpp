@@ -54,6 +54,7 @@ const std::vector<std::string>& fixed_metric_columns() {
     c.push_back("memory_max_bytes");
     c.push_back("fits");
     c.push_back("memory_overflow_bytes");
+    c.push_back("phase");  // last, so that the earlier columns keep their places
     return c;
   }();
   return columns;
@@ -103,6 +104,7 @@ nlohmann::ordered_json point_metrics(const json& s) {
   if (const auto mem = fold(s, "ranks", {"memory_bytes", "total"}, max)) m["memory_max_bytes"] = std::llround(*mem);
   put("fits", find_path(s, {"memory", "fits"}));
   put("memory_overflow_bytes", find_path(s, {"memory", "overflow_bytes"}));
+  put("phase", find_path(s, {"scenario", "run", "phase"}));  // plots title themselves by it
 
   // Contention (sim/engine/contention.hpp), summed over the GPUs: when it is non-zero the row says where the time went.
   for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "flow_slowdown_s", "compute_slowdown_s"})

@@ -42,4 +42,28 @@ done
   --axis run.seq_len=32K,128K 2>/dev/null
 $py analysis/plot_sweep.py "$tmp/a" > /dev/null
 check_png "$tmp/a/plots/algorithm_comparison.png"
+
+# A sweep that keeps one CP degree: grouped bars instead of a column of dots, and no scaling plot (nothing scales).
+"$cpsim" sweep scenarios/sweep-cp-seqlen.yaml -j 2 -o "$tmp/b" --axis parallel.cp=4 --axis run.seq_len=32K,128K \
+  --axis cp.dense.partition=zigzag,contiguous 2>/dev/null
+$py analysis/plot_sweep.py "$tmp/b" > "$tmp/b.txt"
+check_png "$tmp/b/plots/makespan_by_point.png"
+[ ! -e "$tmp/b/plots/scaling_vs_cp.png" ] && [ ! -e "$tmp/b/plots/makespan_vs_cp.png" ] || fail "line plots for one CP degree"
+
+# Series styles: 4 algorithms x 2 partitions x 2 node shapes = 16 series on distinct (colour, line, marker), one
+# colour per algorithm and one line style per partition (oracle: the rule in analysis/plot_style.py's docstring).
+PYTHONPATH=analysis $py - <<'PY'
+import itertools, pandas as pd, plot_style
+rows = pd.DataFrame([{"cp.dense.algorithm": a, "cp.dense.partition": p, "platform.gpus_per_node": g}
+                     for a, p, g in itertools.product(["ring", "ulysses", "usp", "allgather"], ["zigzag", "contiguous"],
+                                                      ["8", "64"])])
+look = plot_style.SeriesStyle(list(rows.columns), rows)
+styles = {tuple(r): look.line(dict(r)) for _, r in rows.iterrows()}
+assert len({(s["color"], s["linestyle"], s["marker"]) for s in styles.values()}) == 16, styles
+for (a, p, g), s in styles.items():
+    assert s["color"] == plot_style.ALGORITHM_COLOURS[a], (a, s)
+    assert s["linestyle"] == ("-" if p == "contiguous" else "--"), (p, s)   # partitions in natural (name) order
+assert plot_style.phase_figure(pd.DataFrame({"phase": ["train"]}))[1] == "step time"
+print("series styles ok")
+PY
 echo "plots and report ok"
