@@ -184,7 +184,7 @@ TEST_CASE("sweep: the CSV has one row per point, axes first, failures with their
   CHECK(lines[0].rfind("index,parallel.cp,run.seq_len,status,error,cp,tp,seq_len,makespan_s,", 0) == 0);
   // Per-kind columns come after the fixed ones, present because some point has them.
   CHECK(lines[0].size() > 50);
-  const std::string tail = ",memory_max_bytes,fits,memory_overflow_bytes,cp_bytes_per_layer.dense";
+  const std::string tail = ",memory_max_bytes,fits,memory_overflow_bytes,phase,cp_bytes_per_layer.dense";
   CHECK(lines[0].substr(lines[0].size() - tail.size()) == tail);
   const std::size_t after_makespan = fixed_metric_columns().size() - 4;  // cp, tp, seq_len, makespan_s first
   // Point 0: cp 2, 32K; makespan 0.1 (shortest round-trip form); per-kind bytes 1000 * 0.
