@@ -117,6 +117,25 @@ def fixed_cp_note(ok):
     return f"CP {int(ok['cp'].iloc[0])}" + (f", TP {int(ok['tp'].iloc[0])}" if ok["tp"].nunique() == 1 else "")
 
 
+def makespan_lines(ax, rows, ok, dims, look, noun, ylabel=True):
+    """One line per series over the CP degree, log-log."""
+    for s, g in series(rows, dims):
+        g = g.sort_values("cp")
+        ax.plot(g["cp"], g["makespan_s"], label=look.label(s), **look.line(s))
+    cp_axis(ax, ok)
+    ax.set_yscale("log")
+    if ylabel:
+        ax.set_ylabel(f"{noun} (s, log scale)")
+
+
+def makespan_bars(ax, rows, ok, groups, bars, look, noun, ylabel=True):
+    """Grouped bars in ms or s (the unit of the whole sweep, so panels compare)."""
+    scale, unit = style.time_unit(ok["makespan_s"])
+    style.grouped_bars(ax, rows, groups, bars, "makespan_s", look, scale=scale)
+    if ylabel:
+        ax.set_ylabel(f"{noun} ({unit}{', log scale' if ax.get_yscale() == 'log' else ''})")
+
+
 def plot_makespan(ok, record, out):
     """Lines over the CP degree when it varies; grouped bars (x: sequence length or the first axis) when it does not."""
     title, noun = style.phase_figure(ok)
@@ -124,20 +143,12 @@ def plot_makespan(ok, record, out):
     look = style.SeriesStyle(dims, ok)
     fig, ax = plt.subplots(figsize=FIGSIZE)
     if cp_varies(ok):
-        for s, g in series(ok, dims):
-            g = g.sort_values("cp")
-            ax.plot(g["cp"], g["makespan_s"], label=look.label(s), **look.line(s))
-        cp_axis(ax, ok)
-        ax.set_yscale("log")
-        ax.set_ylabel(f"{noun} (s, log scale)")
+        makespan_lines(ax, ok, ok, dims, look, noun)
         ax.set_title(f"{title} vs CP degree ({len(ok)} points)")
         name = "makespan_vs_cp.png"
     else:
         groups, bars = bar_layout(dims)
-        look = style.SeriesStyle(bars, ok)
-        scale, unit = style.time_unit(ok["makespan_s"])
-        style.grouped_bars(ax, ok, groups, bars, "makespan_s", look, scale=scale)
-        ax.set_ylabel(f"{noun} ({unit}{', log scale' if ax.get_yscale() == 'log' else ''})")
+        makespan_bars(ax, ok, ok, groups, bars, style.SeriesStyle(bars, ok), noun)
         ax.set_title(f"{title}, {fixed_cp_note(ok)} ({len(ok)} points)")
         name = "makespan_by_point.png"
     style.legend_outside(ax)
@@ -281,19 +292,10 @@ def plot_algorithms(ok, record, out):
     for i, (ax, seq) in enumerate(zip(axes[0], seqs)):
         rows = ok[ok["seq_len"] == seq]
         if cp_varies(ok):
-            for s, g in series(rows, dims):
-                g = g.sort_values("cp")
-                ax.plot(g["cp"], g["makespan_s"], label=look.label(s), **look.line(s))
-            cp_axis(ax, ok)
-            ax.set_yscale("log")
-            if i == 0:
-                ax.set_ylabel(f"{noun} (s, log scale)")
+            makespan_lines(ax, rows, ok, dims, look, noun, ylabel=i == 0)
         else:
             groups, bars = (dims[len(algs):len(algs) + 1], algs + dims[len(algs) + 1:])
-            scale, unit = style.time_unit(ok["makespan_s"])
-            style.grouped_bars(ax, rows, groups, bars, "makespan_s", look, scale=scale)
-            if i == 0:
-                ax.set_ylabel(f"{noun} ({unit}{', log scale' if ax.get_yscale() == 'log' else ''})")
+            makespan_bars(ax, rows, ok, groups, bars, look, noun, ylabel=i == 0)
         ax.set_title(f"S = {tokens(seq)}")
     style.legend_outside(axes[0][-1])
     fig.suptitle(f"{title}: CP algorithms compared" + ("" if cp_varies(ok) else f" ({fixed_cp_note(ok)})"))
