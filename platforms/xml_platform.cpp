@@ -65,10 +65,16 @@ class Collector {
     for (int i = 0; attributes[i]; i += 2) attrs[attributes[i]] = attributes[i + 1];
     const std::string parent = stack_.empty() ? "" : stack_.back();
     stack_.push_back(element);
-    if (element == "prop") return;  // properties carry no cost; SimGrid reads them
+    if (element == "prop") {  // properties carry no cost; SimGrid reads them. One is cpsim's: a cluster's node size
+      if (parent == "cluster" && attrs.count("id") && attrs.at("id") == "cpsim.gpus_per_node")
+        cluster_gpus_per_node(attrs.count("value") ? attrs.at("value") : "", at);
+      return;
+    }
+    if (element == "cluster" && parent == "platform") return cluster(attrs, at);
     if (!allowed_under(element, parent)) {
       if (element == "cluster" || element == "cabinet")
-        return fail(at, element, fmt::format("<{}> is not read by cpsim: write each GPU as a <host> named "
+        return fail(at, element, fmt::format("<{}> is read by cpsim only as the platform's one zone (<platform>"
+                                             "<cluster .../></platform>); otherwise write each GPU as a <host> named "
                                              "n<node>g<gpu> with its links and routes (`cpsim platform --emit-xml` "
                                              "writes that form)", element));
       if (element == "config")
@@ -89,6 +95,7 @@ class Collector {
   }
   void doctype() { saw_doctype_ = true; }
   void end() {
+    if (!stack_.empty() && stack_.back() == "cluster" && !error_) cluster_hosts();
     if (!stack_.empty()) stack_.pop_back();
   }
 
@@ -110,6 +117,7 @@ class Collector {
   std::optional<Position> zone_at;
   std::unordered_set<std::uint64_t> routes;
   std::map<std::uint64_t, Position> route_at;
+  bool every_pair_routed = false;  // a <cluster> routes every pair through its private links (and backbone)
 
  private:
   static bool allowed_under(const std::string& element, const std::string& parent) {
@@ -218,6 +226,107 @@ class Collector {
     links[*id] = {policy == "SPLITDUPLEX", at};
   }
 
+  // SimGrid's FLAT <cluster> as the whole platform: hosts prefix<i>suffix for each i of the radical, each with a
+  // private link <id>_link_<i> (and an optional backbone <id>_backbone) that every route crosses, so every pair is
+  // routed. Hosts named n<node>g<gpu> place themselves; otherwise <prop id="cpsim.gpus_per_node" value="G"/> puts
+  // hosts 0..G-1 (in radical order) on node 0, the next G on node 1, ...; without it the cluster is one node.
+  void cluster(const std::map<std::string, std::string>& attrs, const Position& at) {
+    if (zone_at) return fail(at, "cluster", fmt::format("a second zone (the first is at line {}): cpsim reads one",
+                                                        zone_at->line));
+    zone_at = at;
+    cluster_at_ = at;
+    every_pair_routed = true;
+    const auto id = required(attrs, "id", "cluster", at);
+    const auto prefix = id ? required(attrs, "prefix", "cluster", at) : std::nullopt;
+    const auto radical = prefix ? required(attrs, "radical", "cluster", at) : std::nullopt;
+    const auto speed = radical ? required(attrs, "speed", "cluster", at) : std::nullopt;
+    const auto bw = speed ? required(attrs, "bw", "cluster", at) : std::nullopt;
+    const auto lat = bw ? required(attrs, "lat", "cluster", at) : std::nullopt;
+    if (!lat) return;
+    const std::string topology = attrs.count("topology") ? attrs.at("topology") : "FLAT";
+    if (topology != "FLAT")
+      return fail(at, "cluster.topology", fmt::format("'{}': cpsim reads FLAT clusters (a star of private links); "
+                                                      "write other topologies as hosts, links and routes", topology));
+    quantity(*bw, "cluster.bw", true, at);
+    quantity(*lat, "cluster.lat", false, at);
+    if (attrs.count("bb_bw")) quantity(attrs.at("bb_bw"), "cluster.bb_bw", true, at);
+    if (attrs.count("bb_lat")) quantity(attrs.at("bb_lat"), "cluster.bb_lat", false, at);
+    for (const char* key : {"sharing_policy", "bb_sharing_policy"}) {
+      static const std::set<std::string> policies{"SHARED", "SPLITDUPLEX", "FATPIPE"};
+      if (attrs.count(key) && !policies.count(attrs.at(key)))
+        return fail(at, std::string("cluster.") + key,
+                    fmt::format("'{}': cpsim models SHARED, SPLITDUPLEX and FATPIPE links", attrs.at(key)));
+    }
+    const std::string suffix = attrs.count("suffix") ? attrs.at("suffix") : "";
+    const bool split = attrs.count("sharing_policy") && attrs.at("sharing_policy") == "SPLITDUPLEX";
+    for (const int i : radicals(*radical, at)) {
+      if (error_) return;
+      cluster_names_.push_back(*prefix + std::to_string(i) + suffix);
+      links[*id + "_link_" + std::to_string(i)] = {split, at};
+    }
+    if (attrs.count("bb_bw")) links[*id + "_backbone"] = {false, at};
+  }
+
+  // "0-7" or "0-3,8-11,16": the numbers in order, each once.
+  std::vector<int> radicals(const std::string& text, const Position& at) {
+    std::vector<int> out;
+    std::set<int> seen;
+    std::size_t from = 0;
+    while (from <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', from), text.size());
+      const std::string item = text.substr(from, comma - from);
+      const std::size_t dash = item.find('-');
+      int first = 0, last = 0;
+      const auto number = [](const std::string& t, int& v) {
+        if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+        v = std::stoi(t);
+        return true;
+      };
+      if (!(dash == std::string::npos ? number(item, first) && number(item, last)
+                                      : number(item.substr(0, dash), first) && number(item.substr(dash + 1), last)) ||
+          last < first) {
+        fail(at, "cluster.radical", fmt::format("'{}': want numbers and ranges such as 0-7 or 0-3,8-11", text));
+        return {};
+      }
+      for (int i = first; i <= last; ++i) {
+        if (!seen.insert(i).second) {
+          fail(at, "cluster.radical", fmt::format("'{}' names {} twice", text, i));
+          return {};
+        }
+        if (seen.size() > kMaxXmlHosts) {
+          fail(at, "cluster.radical", fmt::format("more than {} hosts", kMaxXmlHosts));
+          return {};
+        }
+        out.push_back(i);
+      }
+      from = comma + 1;
+    }
+    return out;
+  }
+
+  void cluster_gpus_per_node(const std::string& value, const Position& at) {
+    if (value.empty() || value.size() > 5 || value.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(value) < 1)
+      return fail(at, "cluster.prop.cpsim.gpus_per_node", fmt::format("'{}' is not a positive whole number", value));
+    cluster_gpus_per_node_ = std::stoi(value);
+  }
+
+  // At </cluster>: its hosts as GPUs, by name or by cpsim.gpus_per_node.
+  void cluster_hosts() {
+    const auto count = static_cast<int>(cluster_names_.size());
+    bool named = cluster_gpus_per_node_ == 0;
+    for (const auto& name : cluster_names_) named = named && parse_gpu_name(name).has_value();
+    const int per_node = cluster_gpus_per_node_ ? cluster_gpus_per_node_ : count;
+    if (!named && count % per_node != 0)
+      return fail(cluster_at_, "cluster.prop.cpsim.gpus_per_node",
+                  fmt::format("{} hosts do not split into nodes of {} GPUs", count, per_node));
+    for (int i = 0; i < count; ++i) {
+      const std::string& name = cluster_names_[i];
+      if (!declare_vertex(name, "cluster", cluster_at_)) return;
+      hosts.push_back({named ? *parse_gpu_name(name) : GpuSlot{name, i / per_node, i % per_node}, cluster_at_});
+    }
+  }
+
   void add_route(int src, int dst, const Position& at, const std::string& names) {
     const auto key = pair_key(src, dst);
     if (!routes.insert(key).second) {
@@ -258,6 +367,9 @@ class Collector {
   std::string file_;
   XML_Parser parser_;
   std::vector<std::string> stack_;
+  Position cluster_at_;
+  std::vector<std::string> cluster_names_;  // in radical order
+  int cluster_gpus_per_node_ = 0;           // 0: from the host names, else one node
   std::optional<std::string> error_;
   bool saw_doctype_ = false;
 };
@@ -340,6 +452,7 @@ XmlPlatform read_xml_platform(const std::string& path, const std::string& file) 
   p.gpus_per_node_ = static_cast<int>(p.gpus_.size()) / p.nodes_;
   for (const auto& [name, link] : c.links) p.link_positions_[name] = c.position(link.at);
   p.routes_ = std::move(c.routes);
+  p.every_pair_routed_ = c.every_pair_routed;
   return p;
 }
 
@@ -349,6 +462,7 @@ std::string XmlPlatform::link_position(const std::string& link) const {
 }
 
 void XmlPlatform::check_routes(const std::vector<std::pair<int, int>>& pairs) const {
+  if (every_pair_routed_) return;
   for (const auto& [s, d] : pairs)
     if (s != d && !routes_.count(pair_key(vertex_of_gpu_.at(s), vertex_of_gpu_.at(d))))
       throw InputError(fmt::format("{}: zone.route: no route from {} to {}, which the workload uses (a Full zone "

@@ -1,7 +1,7 @@
 // A SimGrid XML platform as cpsim reads it before the engine starts: its GPUs (hosts named n<node>g<gpu>), its links
 // and which GPU pairs have a route. Every mistake the engine would die on, or silently mis-simulate, is an InputError
 // located in the XML file (`file:line:col: element.attribute: message`): malformed XML, a host of no node, a gap in
-// the node or GPU numbering, a zone other than one Full zone, a link of zero, negative or non-finite bandwidth or latency, a route through a link that
+// the node or GPU numbering, a zone other than one Full zone or one FLAT <cluster>, a link of zero, negative or non-finite bandwidth or latency, a route through a link that
 // does not exist, a pair of GPUs that talk but have no route. SimGrid's own parser still reads the file to run it.
 #pragma once
 #include <cstdint>
@@ -36,6 +36,7 @@ class XmlPlatform {
   std::map<std::string, std::string> link_positions_;
   std::string zone_position_;       // "file:line:col" of the <zone>
   std::unordered_set<std::uint64_t> routes_;  // (src vertex, dst vertex) of every <route>, both ways if symmetrical
+  bool every_pair_routed_ = false;            // a <cluster>: SimGrid routes every pair
 };
 
 // Reads and checks `file`; errors name it `display_name`. Throws InputError located in the file.

@@ -12,8 +12,8 @@ std::string share(double part_s, double whole_s) {
 }
 
 std::string phase_figure(const Scenario& s, const Metrics& m) {
-  const std::string shape = fmt::format("{} layers of {}, cp {} x tp {}", s.model.layers, s.model.name, s.parallel.cp,
-                                        s.parallel.tp);
+  const std::string shape = fmt::format("{} layer{} of {}, cp {} x tp {}", s.model.layers,
+                                        s.model.layers == 1 ? "" : "s", s.model.name, s.parallel.cp, s.parallel.tp);
   switch (s.run.phase) {
     case Phase::PREFILL:
       return fmt::format("{}: TTFT {} (prefill of {} tokens; {})", s.name, format_time(m.makespan_s), s.run.seq_len,

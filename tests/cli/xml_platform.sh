@@ -54,3 +54,47 @@ set +e; msg=$("$cpsim" validate "$tmp/many.yaml" 2>&1 >/dev/null); rc=$?; set -e
 [ $rc -eq 2 ] && [ "$msg" = "$tmp/many.xml:32772:1: host: more than 32768 hosts: SimGrid's Full zone would need 8 GiB for its route table; generate large clusters from a preset instead" ] \
   || { echo "FAIL many hosts: rc=$rc $msg"; exit 1; }
 echo "xml platform: commented host ignored, large cluster built for the GPUs that talk"
+
+# A FLAT <cluster> as the whole platform (SimGrid's own shorthand: hosts gpu-<i>.example, a private split-duplex
+# link each, one backbone; cpsim.gpus_per_node = 4 makes 2 nodes) simulates exactly like the same star written out
+# as hosts, links and routes (oracle: SimGrid's cluster route is private link UP, backbone, private link DOWN).
+cat > "$tmp/cluster.xml" <<'XML'
+<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <cluster id="c" prefix="gpu-" suffix=".example" radical="0-7" speed="989Tf" bw="50GBps" lat="2us"
+           sharing_policy="SPLITDUPLEX" bb_bw="100GBps" bb_lat="1us">
+    <prop id="cpsim.gpus_per_node" value="4"/>
+  </cluster>
+</platform>
+XML
+{
+  printf '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
+  printf '<zone id="world" routing="Full">\n'
+  for i in 0 1 2 3 4 5 6 7; do printf '<host id="n%dg%d" speed="989Tf"/>\n' $((i / 4)) $((i % 4)); done
+  for i in 0 1 2 3 4 5 6 7; do
+    printf '<link id="c_link_%d" bandwidth="50GBps" latency="2us" sharing_policy="SPLITDUPLEX"/>\n' $i
+  done
+  printf '<link id="c_backbone" bandwidth="100GBps" latency="1us"/>\n'
+  for i in 0 1 2 3 4 5 6 7; do for j in 0 1 2 3 4 5 6 7; do
+    [ $i = $j ] && continue
+    printf '<route src="n%dg%d" dst="n%dg%d" symmetrical="NO"><link_ctn id="c_link_%d" direction="UP"/>' \
+      $((i / 4)) $((i % 4)) $((j / 4)) $((j % 4)) $i
+    printf '<link_ctn id="c_backbone"/><link_ctn id="c_link_%d" direction="DOWN"/></route>\n' $j
+  done; done
+  printf '</zone>\n</platform>\n'
+} > "$tmp/star.xml"
+for p in cluster star; do
+  sed "s#platforms/h100-2x4-spine.xml#$tmp/$p.xml#" scenarios/ring-spine-xml.yaml > "$tmp/$p.yaml"
+  "$cpsim" run "$tmp/$p.yaml" -o "$tmp/$p" --set model.layers=1 --set outputs.trace=false 2>/dev/null
+done
+a=$(grep '"makespan_s"' "$tmp/cluster/summary.json"); b=$(grep '"makespan_s"' "$tmp/star/summary.json")
+echo "cluster $a / written out $b"
+[ "$a" = "$b" ]
+# ... and its 8 hosts are 2 nodes of 4 (oracle: cpsim.gpus_per_node = 4, radical order).
+/usr/bin/python3 - "$tmp/cluster/summary.json" <<'PY'
+import json, sys
+ranks = json.load(open(sys.argv[1]))["ranks"]
+assert [(r["node"], r["local_gpu"]) for r in ranks] == [(g // 4, g % 4) for g in range(8)], ranks
+PY
+echo "xml platform: a FLAT cluster equals its written-out star"
