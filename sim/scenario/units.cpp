@@ -43,9 +43,10 @@ std::optional<std::uint64_t> parse_count(const std::string& text) {
 
 std::optional<double> parse_bandwidth_Bps(const std::string& text) {
   return scaled(text,
-                {{"Bps", 1.0}, {"KBps", 1e3}, {"MBps", 1e6}, {"GBps", 1e9}, {"TBps", 1e12},
-                 {"KiBps", 1024.0}, {"MiBps", 1048576.0}, {"GiBps", 1073741824.0},
-                 {"bps", 1.0 / 8}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8}},
+                {{"Bps", 1.0}, {"kBps", 1e3}, {"KBps", 1e3}, {"MBps", 1e6}, {"GBps", 1e9}, {"TBps", 1e12},
+                 {"KiBps", 1024.0}, {"MiBps", 1048576.0}, {"GiBps", 1073741824.0}, {"TiBps", 1099511627776.0},
+                 {"bps", 1.0 / 8}, {"kbps", 1e3 / 8}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
+                 {"Tbps", 1e12 / 8}},
                 true);
 }
 
@@ -55,13 +56,13 @@ std::optional<double> parse_time_s(const std::string& text) {
 
 std::optional<double> parse_size_bytes(const std::string& text) {
   return scaled(text,
-                {{"B", 1.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+                {{"B", 1.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
                  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}},
                 false);
 }
 
 std::optional<double> parse_flops(const std::string& text) {
-  return scaled(text, {{"f", 1.0}, {"Kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}, {"Pf", 1e15}}, false);
+  return scaled(text, {{"f", 1.0}, {"kf", 1e3}, {"Kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}, {"Pf", 1e15}}, false);
 }
 
 std::string format_bytes(double bytes) {
