@@ -3,6 +3,7 @@
 #include <optional>
 
 
+#include "workloads/graph_builder.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
@@ -10,15 +11,9 @@
 namespace cpsim {
 namespace {
 
-class DecodeBuilder {
+class DecodeBuilder : GraphBuilder {
  public:
-  DecodeBuilder(const WorkloadInputs& in, int gpu_count)
-      : in_(in), sh_(shard_shape(in)), layout_(in.parallel),
-        machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
-                             : std::nullopt),
-        g_(gpu_count, machine_ ? &*machine_ : nullptr) {
-    g_.set_task_limit(in.run.max_tasks);
-  }
+  DecodeBuilder(const WorkloadInputs& in, int gpu_count) : GraphBuilder(in, gpu_count), sh_(shard_shape(in)) {}
 
   // run.micro_batches m (Helix HOP-B, batch-wise overlap): m independent decode batches, interleaved per layer in
   // three stages (attention up to its CP communication, then merge + o_proj + TP all-reduce, then the FFN), so
@@ -33,8 +28,7 @@ class DecodeBuilder {
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(step, pending[mb]);
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(step, pending[mb].layer, ready[mb]);
       }
-    g_.forget_machine();
-    return std::move(g_);
+    return finish();
   }
 
  private:
@@ -182,11 +176,7 @@ class DecodeBuilder {
     return alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);  // merged later
   }
 
-  const WorkloadInputs& in_;
   ShardShape sh_;
-  RankLayout layout_;
-  std::optional<CollectiveMachine> machine_;  // before g_: the graph lowers its collectives for it
-  TaskGraph g_;
 };
 
 }  // namespace

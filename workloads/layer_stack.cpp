@@ -11,6 +11,7 @@
 #include "workloads/attention/registry.hpp"
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"
+#include "workloads/graph_builder.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/attention/partition.hpp"
 #include "workloads/tp_comm_overlap.hpp"
@@ -28,15 +29,10 @@ KernelCost gemm(const WorkloadInputs& in, double tokens, double k, double n, Dty
   return {gemm_time_s(in.gpu, dt, tokens, n, k, bytes), flops, bytes};
 }
 
-class LayerStackBuilder {
+class LayerStackBuilder : GraphBuilder {
  public:
   LayerStackBuilder(const WorkloadInputs& in, int gpu_count)
-      : in_(in), shape_(shard_shape(in)), layout_(in.parallel), routing_(expert_routing(in.parallel)),
-        machine_(in.platform ? std::optional<CollectiveMachine>(std::in_place, *in.platform, in.parallel.collectives)
-                             : std::nullopt),
-        g_(gpu_count, machine_ ? &*machine_ : nullptr) {
-    g_.set_task_limit(in.run.max_tasks);
-  }
+      : GraphBuilder(in, gpu_count), shape_(shard_shape(in)), routing_(expert_routing(in.parallel)) {}
 
   TaskGraph build() {
     // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
@@ -81,8 +77,7 @@ class LayerStackBuilder {
       g_.replicate(in_.parallel.simulated_dp, layout_.used_gpus());
       if (in_.parallel.grad_sync != GradSync::NONE) add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
-    g_.forget_machine();
-    return std::move(g_);
+    return finish();
   }
 
  private:
@@ -295,13 +290,9 @@ class LayerStackBuilder {
                    : tp_allreduce(layer, t * d * s, after_ffn, "tp allreduce ffn");
   }
 
-  const WorkloadInputs& in_;
   const Dtype proj_dt = in_.run.dtypes.projections, ffn_dt = in_.run.dtypes.ffn;
   ShardShape shape_;
-  RankLayout layout_;
   ExpertRouting routing_;
-  std::optional<CollectiveMachine> machine_;  // before g_: the graph lowers its collectives for it
-  TaskGraph g_;
 };
 
 }  // namespace
