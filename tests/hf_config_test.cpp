@@ -2,7 +2,11 @@
 // checkpoints' config.json) load to the same model as the bundled YAML, and bad configs are located errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "support.hpp"
+#include "sim/scenario/input_files.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 
 using namespace cpsim;
@@ -108,6 +112,12 @@ TEST_CASE("hf_config: Llama-3-8B's config.json is the bundled llama3-8b model", 
       test::scenario_from(scenario_with_model("{hf_config: " + json + "}", plan), {"model.layers=2"});
   CHECK(two_layers.model.layers == 2);
   CHECK(two_layers.model.name == "llama");  // no _name_or_path: the architecture names it
+  // summary.json's inputs record the config.json that was read (oracle: the file written above, its size).
+  const auto inputs = input_files_json(imported);
+  const auto it = std::find_if(inputs.begin(), inputs.end(), [](const auto& i) { return i["role"] == "hf_config"; });
+  REQUIRE(it != inputs.end());
+  CHECK((*it)["path"] == std::filesystem::absolute(json).lexically_normal().string());
+  CHECK((*it)["bytes"] == std::filesystem::file_size(json));
 }
 
 TEST_CASE("hf_config: DeepSeek-V3 and V3.2 configs are the bundled deepseek-v3.2 trunk", "[hf_config]") {

@@ -138,7 +138,8 @@ YAML::Node translate(MapReader& r) {
 
 }  // namespace
 
-YAML::Node model_with_hf_config(const YAML::Node& model, const YamlSource& source, const std::string& dir) {
+YAML::Node model_with_hf_config(const YAML::Node& model, const YamlSource& source, const std::string& dir,
+                                std::string& config_file) {
   const YAML::Node& spec = model;  // const: reading a missing key must not create it
   const YAML::Node file_node = spec["hf_config"];
   if (!file_node.IsScalar()) fail_at(file_node, source, "model.hf_config", "expected the path of a config.json");
@@ -148,6 +149,7 @@ YAML::Node model_with_hf_config(const YAML::Node& model, const YamlSource& sourc
   if (file.empty())
     fail_at(file_node, source, "model.hf_config", fmt::format("config file '{}' not found", file_node.Scalar()));
 
+  config_file = file;
   const YAML::Node json = load_yaml_file(file);
   const YamlSource json_source{display_path(file), {}};
   if (!json.IsMap()) fail_at(json, json_source, "model.hf_config", "a config.json must be a JSON object");

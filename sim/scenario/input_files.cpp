@@ -33,6 +33,7 @@ nlohmann::ordered_json input_files_json(const Scenario& s) {
   };
   add("scenario", s.file);
   add("model", s.model_file);
+  add("hf_config", s.hf_config_file);
   add("platform", s.platform.xml_file);
   return inputs;
 }

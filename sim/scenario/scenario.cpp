@@ -415,7 +415,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   (void)top.node("model");
   if (model_node.IsMap() && static_cast<const YAML::Node&>(model_node)["hf_config"]) {
     const std::string model_dir = s.model_file.empty() ? dir : fs::path(s.model_file).parent_path().string();
-    model_node = model_with_hf_config(model_node, model_source, model_dir);
+    model_node = model_with_hf_config(model_node, model_source, model_dir, s.hf_config_file);
   }
   {
     MapReader r(model_node, model_source, "model");

@@ -15,6 +15,7 @@ struct Scenario {
   std::string name;
   std::string file;      // the scenario file it was read from
   std::string model_file;  // "" when the model is inline
+  std::string hf_config_file;  // the HuggingFace config.json behind `model: {hf_config: ...}`, "" without one
   PlatformSpec platform;
   ModelSpec model;
   RunSpec run;
