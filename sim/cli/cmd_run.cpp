@@ -26,8 +26,10 @@
 namespace cpsim {
 namespace {
 
-void log_headline(const Scenario& s, const Metrics& m) {
-  for (const std::string& line : headline_lines(s, m)) spdlog::info("{}", line);
+// The headline is a result: stdout, whatever the log level (logs, warnings included, go to stderr).
+void print_headline(const Scenario& s, const Metrics& m) {
+  for (const std::string& line : headline_lines(s, m)) std::cout << line << '\n';
+  std::cout.flush();
   if (!m.memory.fits)
     spdlog::warn("  does not fit: GPU {} {} (run.on_oom: error refuses such plans)", m.memory_peak_gpu,
                  describe_overflow(m.memory));
@@ -84,7 +86,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     if (trace_file) trace_file->commit();
     summary.commit();
     out.commit();
-    log_headline(scenario, metrics);
+    print_headline(scenario, metrics);
     spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and " + trace_name : "");
     return 0;
   });

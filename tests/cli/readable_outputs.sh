@@ -10,13 +10,13 @@ cd "$src"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# 1. Headline figure per phase (stderr is for people, but its first result line is documented).
-"$cpsim" run scenarios/quickstart.yaml --set model.layers=2 -o "$tmp/p" 2> "$tmp/p.log" >/dev/null
+# 1. Headline figure per phase, on stdout even under -q (it is the result; logs go to stderr).
+"$cpsim" -q run scenarios/quickstart.yaml --set model.layers=2 -o "$tmp/p" > "$tmp/p.log" 2>/dev/null
 grep -q "quickstart: TTFT .* (prefill of 131072 tokens; 2 layers of llama3-8b" "$tmp/p.log" || fail "prefill headline: $(cat "$tmp/p.log")"
-"$cpsim" run scenarios/decode-tree-vs-passq.yaml --set model.layers=2 -o "$tmp/d" 2> "$tmp/d.log" >/dev/null
+"$cpsim" run scenarios/decode-tree-vs-passq.yaml --set model.layers=2 -o "$tmp/d" > "$tmp/d.log" 2>/dev/null
 grep -q "time per output token .* (4 tokens in " "$tmp/d.log" || fail "decode headline: $(cat "$tmp/d.log")"
 "$cpsim" run scenarios/train-ring-vs-ulysses.yaml --set model.layers=2 --set outputs.trace=true -o "$tmp/t" \
-  2> "$tmp/t.log" >/dev/null
+  > "$tmp/t.log" 2>/dev/null
 grep -q "step time .* (forward + backward of 131072 tokens" "$tmp/t.log" || fail "train headline: $(cat "$tmp/t.log")"
 grep -q "busiest GPU [0-9]*: compute .*, exposed communication .*, waiting on other ranks" "$tmp/p.log" || fail "busiest GPU line"
 
