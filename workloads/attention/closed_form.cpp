@@ -37,6 +37,15 @@ ModeVolume compressed_allgather_volume(const CommParams& p, double ratio) {
   return v;
 }
 
+ModeVolume kv_allgather_volume(const CommParams& p) {
+  const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;
+  ModeVolume v;
+  v.primitive = "AllGather";
+  v.bytes = (n - 1) * local * ckv;
+  v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common_params_text(p), ckv);
+  return v;
+}
+
 ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection) {
   const double n = p.N, ckv = p.c_kv();
   const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);

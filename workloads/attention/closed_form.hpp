@@ -44,6 +44,9 @@ std::string common_params_text(const CommParams& p);
 // Most selections a query rank must fetch from other ranks (k split over owners, own share local).
 double max_remote_selections(int k, int n, const MobaCpPlan& plan);
 const char* selection_name(BlockSelection s);  // uniform | recency | skewed
+// AllGather of every rank's full KV block: (N-1)/N * B*S * c_kv received per rank (dense AllGather-KV, SWA's
+// round-robin fallback).
+ModeVolume kv_allgather_volume(const CommParams& p);
 // Shared by the compressed and sparse kinds (CSA, HCA, DSA): an AllGather of KV compressed `ratio` times, and
 // select-then-gather of k entries.
 ModeVolume compressed_allgather_volume(const CommParams& p, double ratio);

@@ -20,11 +20,7 @@ std::optional<ModeVolume> boundary_volume(const CommParams& p, const MobaCpPlan&
 }
 
 std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan&) {
-  const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;
-  ModeVolume v;
-  v.primitive = "AllGather";
-  v.bytes = (n - 1) * local * ckv;
-  v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common_params_text(p), ckv);
+  ModeVolume v = kv_allgather_volume(p);
   v.note = "round-robin partition: every rank's windows cover the whole sequence, so SWA needs all remote KV";
   return v;
 }
