@@ -49,14 +49,16 @@ class LayerStackBuilder : GraphBuilder {
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
       if (l == 0) {
         // The first layer predicts the whole graph: refuse it now, with the estimate, rather than run out of memory.
-        const double estimate = double(g_.tasks().size()) * in_.model.layers * (in_.run.phase == Phase::TRAIN ? 3 : 1) *
-                                std::max(1, in_.parallel.simulated_dp);
+        // Training: forward + a backward of about twice the tasks (+ a forward replay under full recomputation).
+        const double passes = in_.run.phase != Phase::TRAIN ? 1 : in_.run.recompute == Recompute::FULL ? 4 : 3;
+        const double estimate =
+            double(g_.tasks().size()) * in_.model.layers * passes * std::max(1, in_.parallel.simulated_dp);
         const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
         if (estimate > double(g_.task_limit()))
           throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}, ~{} of memory), "
                                              "past the limit of {} (run.max_tasks, or --max-tasks)",
                                              estimate, g_.tasks().size(), in_.model.layers,
-                                             in_.run.phase == Phase::TRAIN ? " x 3 for training" : "", memory,
+                                             passes > 1 ? fmt::format(" x {:g} for training", passes) : "", memory,
                                              g_.task_limit()));
         if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
         g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
@@ -173,9 +175,19 @@ class LayerStackBuilder : GraphBuilder {
   // Backward of one dense layer: FFN and projections cost twice their forward GEMMs (input and weight gradients),
   // the attention backward follows the CP algorithm (train_attention.cpp), TP all-reduces mirror the forward.
   // `micro_batch`: its index when there are several, else -1 (it only names the layer in the trace).
-  RankTasks layer_backward(int index, int micro_batch, const RankTasks& ready, int& layer) {
+  // run.recompute: full (activation checkpointing) first replays the layer's whole forward, kernels and
+  // collectives, from its checkpointed input, inside the backward layer; selective recomputes core attention and
+  // the FFN intermediates, which FlashAttention's backward and the CP backward's own KV passes already pay for in
+  // this model, so it adds no task (docs/model.md).
+  RankTasks layer_backward(int index, int micro_batch, const RankTasks& upstream, int& layer) {
     const LayerKinds& kinds = in_.model.layer_kind(index);
     layer = g_.add_layer(kinds, layer_algorithms(kinds), true, {index, -1, micro_batch});
+    RankTasks ready = upstream;
+    if (in_.run.recompute == Recompute::FULL) {
+      bool sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;  // as every layer's output leaves it
+      const AttentionHalf replay = attention_half(index, micro_batch, upstream, sharded, layer);
+      ready = ffn_half(index, layer, replay.done, sharded);
+    }
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double ffn = double(in_.model.ffn_dim) / in_.parallel.tp;
@@ -212,10 +224,13 @@ class LayerStackBuilder : GraphBuilder {
   // `sharded`: whether each GPU holds only its T/tp share of the activations (sequence parallelism after a
   // reduce-scatter, or EP after a combine), so the TP GEMMs must all-gather them first; updated on return.
   // `micro_batch`: its index when there are several, else -1 (it only names the layer in the trace).
-  AttentionHalf attention_half(int index, int micro_batch, const RankTasks& layer_input, bool& sharded) {
+  // `into_layer` >= 0: the tasks join that (backward) layer instead of a new forward one (full recomputation).
+  AttentionHalf attention_half(int index, int micro_batch, const RankTasks& layer_input, bool& sharded,
+                               int into_layer = -1) {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
     const LayerKinds& kinds = in_.model.layer_kind(index);
-    const int layer = g_.add_layer(kinds, layer_algorithms(kinds), false, {index, -1, micro_batch});
+    const int layer =
+        into_layer >= 0 ? into_layer : g_.add_layer(kinds, layer_algorithms(kinds), false, {index, -1, micro_batch});
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();

@@ -44,6 +44,13 @@ std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const 
     out.bytes += v->bytes;
     out.formula += (out.formula.empty() ? "" : " + ") + std::string(kind_name(kind)) + "/" + algorithm_name(algorithm) +
                    (layer.backward ? "-backward" : "") + ": " + v->formula;
+    // Full recomputation replays the forward inside the backward layer (layer_stack.cpp): its bytes come too.
+    if (layer.backward && in.run.recompute == Recompute::FULL) {
+      const auto replay = mode_volume(p, kind, algorithm, kind == AttentionKind::MOBA ? in.cp.moba : MobaCpPlan{});
+      if (!replay) return std::nullopt;
+      out.bytes += replay->bytes;
+      out.formula += " + forward replayed (run.recompute: full): " + replay->formula;
+    }
   }
   return out;
 }
