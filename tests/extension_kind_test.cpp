@@ -47,7 +47,7 @@ AttentionKind toy_kind() {
     k.name = "toy";
     k.description = "toy keys-only attention";
     k.default_algorithm = CpAlgorithm::ALLGATHER;
-    k.modes = {{CpAlgorithm::ALLGATHER, lower_toy, nullptr, false, true, toy_volume}};
+    k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_toy, .volume = toy_volume}};
     return register_attention_kind(k);
   }();
   return kind;

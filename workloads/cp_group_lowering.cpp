@@ -77,6 +77,12 @@ KernelCost gemm_cost(const LayerContext& ctx, double m, double k, double n) {
   return {gemm_time_s(ctx.in.gpu, ctx.in.run.dtype, m, n, k, bytes), flops, bytes};
 }
 
+KernelCost compressor_cost(const LayerContext& ctx, double tokens) {
+  return gemm_cost(ctx, tokens, ctx.in.model.d_model, kv_token_bytes(ctx) / ctx.shape.dtype_bytes);
+}
+
+KernelCost topk_cost(const LayerContext& ctx, double scores) { return memory_pass_cost(ctx, scores * 4); }
+
 KernelCost memory_pass_cost(const LayerContext& ctx, double bytes) {
   return {memory_time_s(ctx.in.gpu, bytes), 0, bytes};
 }

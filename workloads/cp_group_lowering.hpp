@@ -33,6 +33,11 @@ KernelCost gemm_cost(const LayerContext& ctx, double m, double k, double n);
 // A memory-bound pass over `bytes` (top-k selection over scores, prefix sums, centroid pooling).
 KernelCost memory_pass_cost(const LayerContext& ctx, double bytes);
 
+// Compressor (CSA, HCA): project `tokens` tokens to KV candidates (c_kv/s wide each) that pool into entries.
+KernelCost compressor_cost(const LayerContext& ctx, double tokens);
+// Top-k over `scores` fp32 scores: one pass reading them.
+KernelCost topk_cost(const LayerContext& ctx, double scores);
+
 // Sparse gather then attention (MoBA blocks, select-then-gather entries): query rank q receives owners[q][o]
 // selections of `bytes_per_selection` from every other rank o, once q has passed `ready[q]` and o `owner_ready[o]`;
 // then q runs `attention`. Each owner's done set includes the flows it serves. Returns `done` extended.

@@ -1,14 +1,38 @@
 #include "workloads/decode.hpp"
 
-#include <optional>
+#include <algorithm>
 
-
+#include "workloads/attention/registry.hpp"
 #include "workloads/graph_builder.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
 
 namespace cpsim {
+
+int decode_layer_home(const WorkloadInputs& in, int layer, int step) {
+  const AttentionKind kind = in.model.layer_kind(layer).front();  // the scenario checks a layer's kinds agree
+  return decode_home_rank(find_mode(kind, in.cp.algorithm(kind))->decode_home, step, in.parallel.cp);
+}
+
+namespace {
+
+// From a single GPU to another one, or to every rank; a step starts with the token id anywhere (no move).
+bool hidden_moves(int from, int to) { return from >= 0 && from != to; }
+
+}  // namespace
+
+bool decode_hidden_moves_into(const WorkloadInputs& in, const LayerKinds& kinds) {
+  if (in.parallel.cp == 1) return false;
+  const int steps = std::min(in.run.new_tokens, in.parallel.cp);  // homes repeat every cp steps
+  for (int l = 1; l < in.model.layers; ++l) {
+    if (in.model.layer_kind(l) != kinds) continue;
+    for (int step = 0; step < steps; ++step)
+      if (hidden_moves(decode_layer_home(in, l - 1, step), decode_layer_home(in, l, step))) return true;
+  }
+  return false;
+}
+
 namespace {
 
 class DecodeBuilder : GraphBuilder {
@@ -21,106 +45,137 @@ class DecodeBuilder : GraphBuilder {
   TaskGraph build() {
     const int mbs = in_.run.micro_batches;
     std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));
-    for (int step = 0; step < in_.run.new_tokens; ++step)
+    for (int step = 0; step < in_.run.new_tokens; ++step) {
+      std::vector<int> where(mbs, -2);  // the token's CP rank (-1: every rank; -2: only its id, at a step's start)
       for (int l = 0; l < in_.model.layers; ++l) {
+        const int home = decode_layer_home(in_, l, step);
         std::vector<Pending> pending;
-        for (int mb = 0; mb < mbs; ++mb) pending.push_back(attention_start({l, step, mbs > 1 ? mb : -1}, ready[mb]));
-        for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(step, pending[mb]);
-        for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(step, pending[mb].layer, ready[mb]);
+        for (int mb = 0; mb < mbs; ++mb)
+          pending.push_back(attention_start({l, step, mbs > 1 ? mb : -1}, home, where[mb], ready[mb]));
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(pending[mb]);
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(pending[mb], ready[mb]);
+        std::fill(where.begin(), where.end(), home);
       }
+    }
     return finish();
   }
 
  private:
   double B() const { return in_.run.batch; }
-  double s() const { return sh_.dtype_bytes; }
 
   KernelCost gemm(double k, double n, Dtype dt) const {
     const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * dtype_bytes(dt);
     return {gemm_time_s(in_.gpu, dt, B(), n, k, bytes), flops, bytes};
-  }
-  // Partial attention of the B new queries over `kv_tokens` cached tokens per sequence (memory-bound: the KV read).
-  KernelCost partial_attention(double kv_tokens) const {
-    const double flops = 4 * B() * kv_tokens * sh_.q_heads * sh_.head_dim;
-    const double bytes = B() * kv_tokens * 2 * sh_.kv_width() * sh_.kv_bytes + 2 * B() * sh_.q_width() * s();
-    const AttentionShape shape{1, kv_tokens, double(sh_.q_heads), B(), Mask::FULL, double(sh_.q_heads) / sh_.kv_heads};
-    return {attention_time_s(in_.gpu, in_.run.dtypes.attention, shape, flops, bytes), flops, bytes};
   }
   TaskId compute(int gpu, const char* name, int layer, int step, const KernelCost& c, const std::vector<TaskId>& after) {
     const TaskId t = g_.add_compute(gpu, name, layer, step, c.duration_s, c.flops, c.hbm_bytes);
     g_.depend_all(t, after);
     return t;
   }
+  bool at_home(int gpu, int home) const { return home < 0 || layout_.coord(gpu).cp == home; }
 
-  bool tree() const { return in_.cp.dense.algorithm == CpAlgorithm::TREE; }
-
-  // One micro-batch's layer after its attention kernels: the CP communication in flight, per GPU.
+  // One micro-batch's layer after its attention kernels: the CP communication in flight, per GPU, and the merges
+  // the home runs before its output projection.
   struct Pending {
-    int layer;
+    int layer, model_layer, home;
     RankTasks comm;
+    std::vector<std::pair<KernelCost, int>> merges;  // cost, algorithm step
   };
 
-  Pending attention_start(const LayerPlace& place, const RankTasks& ready) {
-    const int step = place.decode_step;
-    const int layer = g_.add_layer({AttentionKind::DENSE}, {in_.cp.dense.algorithm}, false, place);
-    const int owner = step % in_.parallel.cp;  // pass-q: the CP rank holding this step's token
-    RankTasks out(layout_.used_gpus());
+  std::vector<CpAlgorithm> algorithms(const LayerKinds& kinds) const {
+    std::vector<CpAlgorithm> out;
+    for (AttentionKind kind : kinds) out.push_back(in_.cp.algorithm(kind));
+    return out;
+  }
+
+  // The hidden state to the layer's home (per TP lane, within its CP group), then the QKV projection there and
+  // each kind's decode attention.
+  Pending attention_start(const LayerPlace& place, int home, int where, const RankTasks& ready) {
+    const LayerKinds& kinds = in_.model.layer_kind(place.model_layer);
+    const int layer = g_.add_layer(kinds, algorithms(kinds), false, place);
+    Pending p{layer, place.model_layer, home, RankTasks(layout_.used_gpus()), {}};
+    const double d = in_.model.d_model;
+    const double context = double(in_.run.seq_len) + place.decode_step;
     for (int tp = 0; tp < in_.parallel.tp; ++tp) {
       const auto ring = layout_.cp_group(tp);
       const int n = static_cast<int>(ring.size());
       RankTasks entry(n);
       for (int r = 0; r < n; ++r) entry[r] = ready[ring[r]];
-      const RankTasks attended = tree() ? tree_layer(layer, ring, entry) : pass_q_layer(layer, ring, entry, owner);
-      for (int r = 0; r < n; ++r) out[ring[r]] = attended[r];
+      if (hidden_moves(where, home))
+        for (int r = 0; r < n; ++r) {
+          if (r == where || (home >= 0 && r != home)) continue;
+          const TaskId move = g_.add_flow(ring[where], ring[r], B() * d * sh_.activation_bytes, Traffic::CP,
+                                          "decode hidden move", layer, -1);
+          g_.depend_all(move, entry[where]);
+          entry[r].push_back(move);
+        }
+      for (int r = 0; r < n; ++r)
+        if (home < 0 || r == home)
+          entry[r] = {compute(ring[r], "qkv_proj", layer, -1,
+                              gemm(d, sh_.q_width() + 2 * sh_.kv_width(), in_.run.dtypes.projections), entry[r])};
+      LayerContext lctx{g_, in_, sh_, layout_, layer};
+      DecodeContext ctx{lctx, home, context};
+      RankTasks attended(n);
+      for (AttentionKind kind : kinds) {
+        const DecodeAttention a = find_mode(kind, in_.cp.algorithm(kind))->decode(ctx, ring, entry);
+        for (int r = 0; r < n; ++r) attended[r].insert(attended[r].end(), a.pending[r].begin(), a.pending[r].end());
+        if (tp == 0 && a.merge) p.merges.push_back({*a.merge, a.merge_step});
+      }
+      for (int r = 0; r < n; ++r) {  // kinds side by side pass the same entry tasks through: keep each once
+        std::sort(attended[r].begin(), attended[r].end());
+        attended[r].erase(std::unique(attended[r].begin(), attended[r].end()), attended[r].end());
+        p.comm[ring[r]] = attended[r];
+      }
     }
-    return {layer, out};
+    return p;
   }
 
-  // The merge of the partials, then o_proj and its TP all-reduce where the hidden state lives (every rank for
-  // tree, the owner for pass-q).
-  RankTasks attention_finish(int step, const Pending& p) {
-    const int layer = p.layer, gpus = layout_.used_gpus(), owner = step % in_.parallel.cp;
-    const double d = in_.model.d_model, heads = B() * sh_.q_heads;
+  // The merge of the partials, then o_proj and its TP all-reduce where the hidden state lives.
+  RankTasks attention_finish(const Pending& p) {
+    const int gpus = layout_.used_gpus();
     RankTasks after_o(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      const bool home = tree() || layout_.coord(gpu).cp == owner;
-      if (!home) {
+      if (!at_home(gpu, p.home)) {
         after_o[gpu] = p.comm[gpu];
         continue;
       }
-      const double merge_bytes = tree() ? 0 : in_.parallel.cp * heads * (sh_.head_dim * s() + 4);
-      const TaskId merge = compute(gpu, "merge partials", layer, tree() ? 1 : in_.parallel.cp,
-                                   {kernel_time_s(in_.gpu, KernelClass::MEMORY, in_.run.dtype, 0, merge_bytes), 0,
-                                    merge_bytes},
-                                   p.comm[gpu]);
-      after_o[gpu] = {compute(gpu, "o_proj", layer, -1, gemm(sh_.q_width(), d, in_.run.dtypes.projections), {merge})};
+      std::vector<TaskId> after = p.comm[gpu];
+      for (const auto& [cost, step] : p.merges) after = {compute(gpu, "merge partials", p.layer, step, cost, after)};
+      after_o[gpu] = {compute(gpu, "o_proj", p.layer, -1, gemm(sh_.q_width(), in_.model.d_model, in_.run.dtypes.projections),
+                              after)};
     }
-    return tp_allreduce(layer, after_o, owner, tree(), "tp allreduce attn");
+    return tp_allreduce(p.layer, after_o, p.home, "tp allreduce attn");
   }
 
-  RankTasks ffn(int step, int layer, const RankTasks& after_o) {
-    const int gpus = layout_.used_gpus(), owner = step % in_.parallel.cp;
-    const bool tree = this->tree();
-    const double d = in_.model.d_model, width = double(in_.model.ffn_dim) / in_.parallel.tp;
+  // The FFN where the token lives: a dense FFN, or top_k routed + shared experts on MoE layers (in decode the
+  // experts run on the token's GPUs; EP dispatch is not modelled in decode).
+  RankTasks ffn(const Pending& p, const RankTasks& after_o) {
+    const int gpus = layout_.used_gpus();
+    const MoeSpec& moe = in_.model.moe;
+    const bool moe_layer = moe.experts > 0 && p.model_layer >= moe.first_dense_layers;
+    const double d = in_.model.d_model;
+    const double width =
+        (moe_layer ? double(moe.top_k + moe.shared_experts) * moe.expert_ffn_dim : double(in_.model.ffn_dim)) /
+        in_.parallel.tp;
     RankTasks after_ffn(gpus);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      if (!tree && layout_.coord(gpu).cp != owner) {
+      if (!at_home(gpu, p.home)) {
         after_ffn[gpu] = after_o[gpu];
         continue;
       }
       const KernelCost up = gemm(d, 2 * width, in_.run.dtypes.ffn), down = gemm(width, d, in_.run.dtypes.ffn);
-      after_ffn[gpu] = {compute(gpu, "ffn", layer, -1,
+      after_ffn[gpu] = {compute(gpu, "ffn", p.layer, -1,
                                 {up.duration_s + down.duration_s, up.flops + down.flops, up.hbm_bytes + down.hbm_bytes},
                                 after_o[gpu])};
     }
-    return tp_allreduce(layer, after_ffn, owner, tree, "tp allreduce ffn");
+    return tp_allreduce(p.layer, after_ffn, p.home, "tp allreduce ffn");
   }
 
-  RankTasks tp_allreduce(int layer, const RankTasks& ready, int owner, bool tree, const char* name) {
+  RankTasks tp_allreduce(int layer, const RankTasks& ready, int home, const char* name) {
     if (in_.parallel.tp == 1) return ready;
     RankTasks out = ready;
     for (int c = 0; c < in_.parallel.cp; ++c) {
-      if (!tree && c != owner) continue;
+      if (home >= 0 && c != home) continue;
       const auto group = layout_.tp_group(c);
       RankTasks group_ready;
       for (int gpu : group) group_ready.push_back(ready[gpu]);
@@ -128,52 +183,6 @@ class DecodeBuilder : GraphBuilder {
       for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
     }
     return out;
-  }
-
-  RankTasks tree_layer(int layer, const std::vector<int>& ring, const RankTasks& entry) {
-    const int n = static_cast<int>(ring.size());
-    const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
-    RankTasks partial(n);
-    for (int r = 0; r < n; ++r) {
-      const TaskId qkv = compute(ring[r], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width(), in_.run.dtypes.projections), entry[r]);
-      partial[r] = {compute(ring[r], "partial attention", layer, 0, partial_attention(shard), {qkv})};
-    }
-    // The three softmax partials merge with an associative operator, so one tree carries them level by level.
-    const double heads = B() * sh_.q_heads;
-    RankTasks done(n);
-    for (const auto& [name, bytes] : {std::pair<const char*, double>{"tree max", heads * 4},
-                                      {"tree sum", heads * 4},
-                                      {"tree numerator", heads * sh_.head_dim * s()}}) {
-      const RankTasks reduced = tree_allreduce(g_, ring, bytes, {Traffic::CP, name, layer}, partial);
-      for (int r = 0; r < n; ++r) done[r].insert(done[r].end(), reduced[r].begin(), reduced[r].end());
-    }
-    return done;  // merged in attention_finish
-  }
-
-  // Pass-Q as Meta runs it: the token's Q hops on as soon as it arrived (the hop does not wait for the partial
-  // attention), every rank keeps its partial (O, LSE), and after the last hop one all-to-all (only the owner
-  // receives: N-1 partials, one per pairwise step) returns them to the owner, which merges.
-  RankTasks pass_q_layer(int layer, const std::vector<int>& ring, const RankTasks& entry, int owner) {
-    const int n = static_cast<int>(ring.size());
-    const double shard = double(in_.run.seq_len) / n, d = in_.model.d_model;
-    const double q_bytes = B() * sh_.q_width() * s(), partial_bytes = B() * sh_.q_heads * (sh_.head_dim * s() + 4);
-    RankTasks done = entry;
-    const TaskId qkv = compute(ring[owner], "qkv_proj", layer, -1, gemm(d, sh_.q_width() + 2 * sh_.kv_width(), in_.run.dtypes.projections), entry[owner]);
-    done[owner] = {compute(ring[owner], "partial attention", layer, 0, partial_attention(shard), {qkv})};
-    TaskId q_here = qkv;  // the Q arrived at the current rank
-    for (int k = 1; k < n; ++k) {
-      const int from = (owner + k - 1) % n, to = (owner + k) % n;
-      const TaskId hop = g_.add_flow(ring[from], ring[to], q_bytes, Traffic::CP, "pass-q q", layer, k);
-      g_.depend(hop, q_here);
-      g_.depend_all(hop, entry[to]);
-      done[to] = {compute(ring[to], "partial attention", layer, k, partial_attention(shard), {hop})};
-      done[from].push_back(hop);
-      q_here = hop;
-    }
-    std::vector<std::vector<double>> bytes(n, std::vector<double>(n, 0));
-    for (int r = 0; r < n; ++r)
-      if (r != owner) bytes[r][owner] = partial_bytes;
-    return alltoallv(g_, ring, bytes, {Traffic::CP, "pass-q partial out", layer}, done);  // merged later
   }
 
   ShardShape sh_;

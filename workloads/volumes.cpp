@@ -1,5 +1,9 @@
 #include "workloads/volumes.hpp"
 
+#include <fmt/format.h>
+
+#include "workloads/decode.hpp"
+
 namespace cpsim {
 
 CommParams comm_params(const WorkloadInputs& in) {
@@ -29,6 +33,9 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.ulysses_degree = in.cp.dense.ulysses_degree;
   p.cached = static_cast<double>(in.run.cached_tokens);
   p.decode = in.run.phase == Phase::DECODE;
+  p.new_tokens = in.run.new_tokens;
+  p.indexer_heads = a.indexer_heads;
+  p.indexer_dim = a.indexer_dim;
   return p;
 }
 
@@ -44,6 +51,12 @@ std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const 
     out.bytes += v->bytes;
     out.formula += (out.formula.empty() ? "" : " + ") + std::string(kind_name(kind)) + "/" + algorithm_name(algorithm) +
                    (layer.backward ? "-backward" : "") + ": " + v->formula;
+    // Decode: the token's hidden state comes from the previous layer's GPU when that layer lives elsewhere.
+    if (i == 0 && p.decode && decode_hidden_moves_into(in, layer.kinds)) {
+      const double moved = in.run.batch * in.model.d_model * shard_shape(in).activation_bytes;
+      out.bytes += moved;
+      out.formula += fmt::format(" + hidden state from the previous layer's GPU: B*d_model*s_act = {}", moved);
+    }
     // Full recomputation replays the forward inside the backward layer (layer_stack.cpp): its bytes come too.
     if (layer.backward && in.run.recompute == Recompute::FULL) {
       const auto replay = mode_volume(p, kind, algorithm, kind == AttentionKind::MOBA ? in.cp.moba : MobaCpPlan{});

@@ -32,9 +32,9 @@ std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const
   const AttentionKindDef& def = attention_kind(kind);
   for (const auto& mode : def.modes) {
     const CpAlgorithm a = mode.algorithm;
-    const bool lowered = s.run.phase == Phase::DECODE  ? mode.decode
+    const bool lowered = s.run.phase == Phase::DECODE  ? mode.decode != nullptr
                          : s.run.phase == Phase::TRAIN ? mode.backward != nullptr
-                                                       : mode.prefill;
+                                                       : mode.prefill();
     if (!lowered) continue;
     const std::string key = def.name + "=" + algorithm_name(a);
     const std::string set = "cp." + def.name + ".algorithm=" + algorithm_name(a);

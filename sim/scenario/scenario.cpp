@@ -125,16 +125,16 @@ RunSpec read_run(MapReader& r) {
   RunSpec run;
   run.phase = r.choice_or("phase", kPhaseNames, Phase::PREFILL);
   // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
+  // A prefill scenario turned to decode (--set run.phase=decode) decodes after its seq_len tokens.
   const bool decode = run.phase == Phase::DECODE;
-  const char* length_key = decode ? "context_len" : "seq_len";
+  if (decode && r.has("seq_len") && r.has("context_len"))
+    r.fail("seq_len", "decode reads run.context_len (the cached tokens); give one of seq_len and context_len");
+  const char* length_key = decode && r.has("context_len") ? "context_len" : "seq_len";
   run.seq_len = r.count(length_key);
   if (run.seq_len == 0) r.fail(length_key, "must be positive");
   run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
   if (!decode) run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
-  if (decode) {
-    run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
-    if (r.has("seq_len")) r.fail("seq_len", "decode reads run.context_len (the cached tokens), not seq_len");
-  }
+  if (decode) run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
   run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
   run.max_tasks = static_cast<std::uint64_t>(r.integer_or("max_tasks", std::int64_t(run.max_tasks), 1, 10000000000));
   run.dtype = read_dtype(r);
@@ -267,6 +267,29 @@ void check_derived_sizes(const Scenario& s, MapReader& top) {
                        bytes));
 }
 
+// Decode: every kind's chosen mode has a decode step, and the kinds computed side by side in one layer agree on
+// where the token lives (workloads/attention/decode_lowering.hpp).
+void check_decode_modes(const Scenario& s, MapReader& run) {
+  for (const auto& layer : s.model.attention.pattern) {
+    std::optional<DecodeHome> home;
+    for (AttentionKind kind : layer) {
+      const AttentionModeDef* m = find_mode(kind, s.cp.algorithm(kind));
+      if (!m || !m->decode) {
+        std::vector<std::string> decoders;
+        for (const auto& mode : attention_kind(kind).modes)
+          if (mode.decode) decoders.push_back(algorithm_name(mode.algorithm));
+        run.fail("phase", fmt::format("decode is modelled for cp.{}.algorithm {}, got {}", kind_name(kind),
+                                      join_names(decoders, " or "), algorithm_name(s.cp.algorithm(kind))));
+      }
+      if (home && *home != m->decode_home)
+        run.fail("phase", fmt::format("the kinds of {} layers keep the decode token on different GPUs; choose CP "
+                                      "algorithms that agree",
+                                      layer_kinds_name(layer)));
+      home = m->decode_home;
+    }
+  }
+}
+
 // Whether the phase has a lowering for every layer kind and the chosen algorithms (from the registry: a decode
 // step or a training backward). Reported at run.phase, or at cp.dense.algorithm when the scenario names one.
 void check_phase_support(const Scenario& s, MapReader& top) {
@@ -275,11 +298,12 @@ void check_phase_support(const Scenario& s, MapReader& top) {
   const CpAlgorithm dense_algo = s.cp.dense.algorithm;
   const AttentionModeDef* dense = find_mode(AttentionKind::DENSE, dense_algo);  // nullptr: auto
   const bool decode = phase == Phase::DECODE;
-  if (decode ? !(dense && dense->decode) : (dense && !dense->prefill)) {
+  const bool dense_layers = s.model.uses(AttentionKind::DENSE);
+  if (decode ? dense_layers && !(dense && dense->decode) : (dense && !dense->prefill())) {
     std::vector<std::string> decoders;  // decode-only algorithms first
     for (bool decode_only : {true, false})
       for (const auto& m : attention_kind(AttentionKind::DENSE).modes)
-        if (m.decode && m.prefill != decode_only) decoders.push_back(algorithm_name(m.algorithm));
+        if (m.decode && m.prefill() != decode_only) decoders.push_back(algorithm_name(m.algorithm));
     const std::string message = decode ? fmt::format("decode needs cp.dense.algorithm {}, got {}",
                                                      join_names(decoders, " or "), algorithm_name(dense_algo))
                                        : fmt::format("{} is a decode algorithm (run.phase: decode)",
@@ -293,7 +317,7 @@ void check_phase_support(const Scenario& s, MapReader& top) {
   }
   if (phase == Phase::PREFILL) return;
   // A kind is modelled in the phase when one of its modes has the phase's lowering.
-  auto has_lowering = [&](const AttentionModeDef& m) { return decode ? m.decode : m.backward != nullptr; };
+  auto has_lowering = [&](const AttentionModeDef& m) { return decode ? m.decode != nullptr : m.backward != nullptr; };
   std::vector<std::string> modelled_kinds;
   for (const auto& k : attention_kinds())
     if (std::any_of(k.modes.begin(), k.modes.end(), has_lowering)) modelled_kinds.push_back(k.name);
@@ -303,7 +327,10 @@ void check_phase_support(const Scenario& s, MapReader& top) {
         run.fail("phase", fmt::format("{} is modelled for {} layers only; the model has {} layers",
                                       decode ? "decode" : "training",
                                       join_names(modelled_kinds, ", "), layer_kinds_name(layer)));
-  if (decode) return;
+  if (decode) {
+    check_decode_modes(s, run);
+    return;
+  }
   for (const auto& layer : s.model.attention.pattern)
     for (AttentionKind kind : layer) {
       const AttentionModeDef* m = find_mode(kind, s.cp.algorithm(kind));

@@ -23,7 +23,9 @@ struct CommParams {
   double moba_block = 512, moba_top_k_blocks = 8;
   double q_heads = 0, kv_heads = 0, head_dim = 128, ulysses_degree = 1;  // heads per GPU (Ulysses, USP, decode)
   double cached = 0;    // prefill with a persistent KV cache: cached tokens per sequence
-  bool decode = false;  // pass-q: the decode form (one token) rather than the prefill form
+  bool decode = false;  // decode steps: S is the cached context, new_tokens steps follow
+  double new_tokens = 1;
+  double indexer_heads = 64, indexer_dim = 128;  // the lightning indexer's query (FP8), sent in a decode step
   double c_kv() const { return 2 * kv_width * s; }  // the seed's c_kv: bytes of K + V per token
 };
 
@@ -51,6 +53,26 @@ ModeVolume kv_allgather_volume(const CommParams& p);
 // select-then-gather of k entries.
 ModeVolume compressed_allgather_volume(const CommParams& p, double ratio);
 ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection);
+
+// Decode (the decode_volume of each mode): a step's token attends the cached context plus the tokens generated so
+// far, itself included; the largest step is the last one, S + new_tokens.
+double decode_context_max(const CommParams& p);
+// A mode whose decode step moves nothing between GPUs (the step runs where its state lives).
+std::optional<ModeVolume> no_decode_traffic(const CommParams& p, const MobaCpPlan& selection);
+// What a decode token selects from `entries` entries spread evenly over n ranks, the token on CP rank `home`: k_eff
+// = min(k, entries) selections, each rank's candidates (its best min(k_eff, entries/N) by score), and per rank how
+// many of the k_eff it owns (uniform, block_selection.hpp).
+struct DecodeSelection {
+  int k = 0;
+  int candidates = 0;
+  std::vector<int> owners;
+};
+DecodeSelection decode_selection(double k, double entries, int n, int home);
+// Exact select-then-gather for one decode token: the home sends the indexer query to every rank, each returns its
+// top candidates (index + score), the home merges them (the global top-k), asks each owner for its selected
+// entries (int32 indices) and receives their KV.
+ModeVolume select_gather_decode_volume(const CommParams& p, double k, double ratio);
+constexpr double kIndexBytes = 4;  // an int32 entry index
 
 // Bytes of one selection message entry in the distributed top-k merge: an int32 index and an fp32 score.
 constexpr double kTopkEntryBytes = 8;

@@ -58,7 +58,10 @@ const AttentionModeDef* find_mode(AttentionKind kind, CpAlgorithm algorithm) {
 std::optional<ModeVolume> mode_volume(const CommParams& p, AttentionKind kind, CpAlgorithm algorithm,
                                       const MobaCpPlan& selection, bool backward) {
   const AttentionModeDef* m = find_mode(kind, algorithm);
-  const ClosedForm form = !m ? nullptr : backward ? m->backward_volume : m->volume;
+  const ClosedForm form = !m                           ? nullptr
+                          : backward                   ? m->backward_volume
+                          : p.decode && m->decode_volume ? m->decode_volume
+                                                       : m->volume;
   if (!form) return std::nullopt;
   std::optional<ModeVolume> v = form(p, selection);
   if (v) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "workloads/attention/closed_form.hpp"
+#include "workloads/attention/decode_lowering.hpp"
 #include "workloads/attention/kind.hpp"
 #include "workloads/attention/lowering.hpp"
 
@@ -22,12 +23,14 @@ using ClosedForm = std::optional<ModeVolume> (*)(const CommParams& p, const Moba
 
 struct AttentionModeDef {
   CpAlgorithm algorithm;
-  AttentionLowering forward = nullptr;   // prefill, and the forward pass of training
+  AttentionLowering forward = nullptr;   // prefill, and the forward pass of training (nullptr: decode only)
   AttentionLowering backward = nullptr;  // training's backward pass; nullptr: not modelled in training
-  bool decode = false;                   // a decode step exists (built by workloads/decode.cpp)
-  bool prefill = true;                   // usable in prefill and training forward (false: decode only)
   ClosedForm volume = nullptr;           // forward bytes; nullptr: no closed form
   ClosedForm backward_volume = nullptr;  // training backward bytes
+  DecodeLowering decode = nullptr;       // one decode step's attention (nullptr: no decode under this mode)
+  DecodeHome decode_home = DecodeHome::TAIL_RANK;  // where the decode token's hidden state lives
+  ClosedForm decode_volume = nullptr;    // bytes per decode step (nullptr: `volume` holds the decode form)
+  bool prefill() const { return forward != nullptr; }
 };
 
 // What a kind's checks see, with the two places a failure is reported.

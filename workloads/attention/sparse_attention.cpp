@@ -27,14 +27,6 @@ Dims dims(const LayerContext& ctx) {
   return {B, S, N, S / N, B * S / N};
 }
 
-// Compressor: project every local token to a KV candidate (c_kv/s wide) and pool m of them into one entry.
-KernelCost compressor_cost(const LayerContext& ctx, double tokens) {
-  return gemm_cost(ctx, tokens, ctx.in.model.d_model, kv_token_bytes(ctx) / ctx.shape.dtype_bytes);
-}
-
-// Top-k over `scores` fp32 scores: one pass reading them.
-KernelCost topk_cost(const LayerContext& ctx, double scores) { return memory_pass_cost(ctx, scores * 4); }
-
 RankTasks compressed_lowering(LayerContext& ctx, const RankTasks& entry, double ratio, bool gather, double top_k) {
   const Dims d = dims(ctx);
   const double local_entries = d.L / ratio, all_entries = d.S / ratio;

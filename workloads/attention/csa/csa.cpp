@@ -8,6 +8,9 @@ namespace {
 std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan&) {
   return compressed_allgather_volume(p, p.csa_ratio);
 }
+std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_decode_volume(p, p.csa_top_k, p.csa_ratio);
+}
 std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
   return select_gather_volume(p, p.csa_top_k, selection);
 }
@@ -25,8 +28,10 @@ AttentionKindDef csa_attention_kind() {
   k.name = "csa";
   k.description = "compressed sparse attention (csa_ratio, csa_top_k)";
   k.default_algorithm = CpAlgorithm::ALLGATHER;
-  k.modes = {{CpAlgorithm::ALLGATHER, lower_csa_allgather, nullptr, false, true, allgather_volume},
-             {CpAlgorithm::SELECT_GATHER, lower_csa_select_gather, nullptr, false, true, select_gather_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_csa_allgather, .volume = allgather_volume,
+              .decode = decode_csa_full, .decode_volume = no_decode_traffic},
+             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_csa_select_gather, .volume = select_gather_volume,
+              .decode = decode_csa_select_gather, .decode_volume = select_gather_step_volume}};
   k.check = check_csa;
   k.kv_cache_bytes = csa_kv_cache_bytes;
   return k;

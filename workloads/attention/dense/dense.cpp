@@ -153,14 +153,16 @@ AttentionKindDef dense_attention_kind() {
   k.description = "full causal attention";
   k.default_algorithm = CpAlgorithm::RING;
   k.modes = {
-      {CpAlgorithm::RING, lower_dense_ring, lower_dense_ring_backward, false, true, ring_volume, ring_backward_volume},
-      {CpAlgorithm::ALLGATHER, lower_dense_allgather, lower_dense_allgather_backward, false, true, allgather_volume,
+      {CpAlgorithm::RING, lower_dense_ring, lower_dense_ring_backward, ring_volume, ring_backward_volume},
+      {CpAlgorithm::ALLGATHER, lower_dense_allgather, lower_dense_allgather_backward, allgather_volume,
        allgather_backward_volume},
-      {CpAlgorithm::ULYSSES, lower_dense_ulysses, lower_dense_ulysses_backward, false, true, ulysses_volume,
+      {CpAlgorithm::ULYSSES, lower_dense_ulysses, lower_dense_ulysses_backward, ulysses_volume,
        ulysses_backward_volume},
-      {CpAlgorithm::USP, lower_dense_usp, nullptr, false, true, usp_volume},
-      {CpAlgorithm::PASS_Q, lower_dense_pass_q, nullptr, true, true, pass_q_volume},
-      {CpAlgorithm::TREE, nullptr, nullptr, true, false, tree_volume},
+      {CpAlgorithm::USP, lower_dense_usp, nullptr, usp_volume},
+      {.algorithm = CpAlgorithm::PASS_Q, .forward = lower_dense_pass_q, .volume = pass_q_volume,
+       .decode = decode_dense_pass_q, .decode_home = DecodeHome::STEP_OWNER},
+      {.algorithm = CpAlgorithm::TREE, .volume = tree_volume, .decode = decode_dense_tree,
+       .decode_home = DecodeHome::EVERY_RANK},
   };
   k.resolved_algorithms = {CpAlgorithm::AUTO};  // pass-KV or pass-Q, chosen per run (sim/cli/cmd_run_auto.cpp)
   k.read_plan = read_dense_plan;

@@ -22,6 +22,9 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
                        (n - 1) * local * ckv, (n - 1) * local * p.d_model * p.s);
   return v;
 }
+std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_decode_volume(p, p.dsa_top_k, 1);
+}
 std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
   return select_gather_volume(p, p.dsa_top_k, selection);
 }
@@ -39,8 +42,10 @@ AttentionKindDef dsa_attention_kind() {
   k.name = "dsa";
   k.description = "DeepSeek sparse attention (indexer top-k over all tokens)";
   k.default_algorithm = CpAlgorithm::ALLGATHER;
-  k.modes = {{CpAlgorithm::ALLGATHER, lower_dsa_allgather, nullptr, false, true, allgather_volume},
-             {CpAlgorithm::SELECT_GATHER, lower_dsa_select_gather, nullptr, false, true, select_gather_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_dsa_allgather, .volume = allgather_volume,
+              .decode = decode_dsa_full, .decode_volume = no_decode_traffic},
+             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_dsa_select_gather, .volume = select_gather_volume,
+              .decode = decode_dsa_select_gather, .decode_volume = select_gather_step_volume}};
   k.kv_cache_bytes = dsa_kv_cache_bytes;
   return k;
 }

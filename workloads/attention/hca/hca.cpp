@@ -30,8 +30,10 @@ AttentionKindDef hca_attention_kind() {
   k.name = "hca";
   k.description = "heavily compressed dense attention (hca_ratio)";
   k.default_algorithm = CpAlgorithm::LOCAL;
-  k.modes = {{CpAlgorithm::LOCAL, lower_hca_local, nullptr, false, true, local_volume},
-             {CpAlgorithm::ALLGATHER, lower_hca_allgather, nullptr, false, true, allgather_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::LOCAL, .forward = lower_hca_local, .volume = local_volume,
+              .decode = decode_hca, .decode_volume = no_decode_traffic},
+             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_hca_allgather, .volume = allgather_volume,
+              .decode = decode_hca, .decode_volume = no_decode_traffic}};
   k.check = check_hca;
   k.kv_cache_bytes = hca_kv_cache_bytes;
   return k;

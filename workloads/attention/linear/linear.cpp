@@ -46,8 +46,10 @@ AttentionKindDef linear_attention_kind() {
   k.name = "linear";
   k.description = "linear attention (chunked, linear_chunk)";
   k.default_algorithm = CpAlgorithm::LASP2;
-  k.modes = {{CpAlgorithm::LASP1, lower_linear_lasp1, nullptr, false, true, lasp1_volume},
-             {CpAlgorithm::LASP2, lower_linear_lasp2, nullptr, false, true, lasp2_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_linear_lasp1, .volume = lasp1_volume,
+              .decode = decode_linear, .decode_volume = no_decode_traffic},
+             {.algorithm = CpAlgorithm::LASP2, .forward = lower_linear_lasp2, .volume = lasp2_volume,
+              .decode = decode_linear, .decode_volume = no_decode_traffic}};
   k.kv_cache_bytes = linear_kv_cache_bytes;
   return k;
 }

@@ -1,8 +1,10 @@
 // MoBA block-sparse attention: a gate scores block centroids (AllGather of centroids), each query attends its
 // top-k blocks, gathered from their owners. Where the selected blocks live is `cp.moba.selection`.
+#include <cmath>
 #include <fmt/format.h>
 
 #include "sim/scenario/yaml_reader.hpp"
+#include "workloads/attention/block_selection.hpp"
 #include "workloads/attention/registry.hpp"
 
 namespace cpsim {
@@ -21,6 +23,26 @@ std::optional<ModeVolume> gather_volume(const CommParams& p, const MobaCpPlan& s
   v.seed_bytes = k * p.moba_block * ckv + (n - 1) * local / p.moba_block * p.gate_width * p.s;
   v.seed_formula = "k_block * B_blk * c_kv + (N-1)/N * S/B_blk * d_kv*s";
   v.note = "the seed counts k_block*B_blk*c_kv (all selected blocks, local ones included)";
+  return v;
+}
+
+// Decode: the tail rank receives its selected remote blocks; each owner receives the indices it must serve.
+std::optional<ModeVolume> gather_decode_volume(const CommParams& p, const MobaCpPlan& selection) {
+  const int n = static_cast<int>(p.N), home = n - 1;
+  const double blocks = std::floor((decode_context_max(p) - 1) / p.moba_block);
+  const int k = static_cast<int>(std::min(p.moba_top_k_blocks, blocks));
+  const std::vector<int> owners = selections_per_owner(k, n, home, selection);
+  int owned = 0;
+  for (int o = 0; o < home; ++o) owned = std::max(owned, owners[o]);
+  const double remote = k - owners[home];
+  ModeVolume v;
+  v.primitive = "block indices out, selected blocks' KV in";
+  v.bytes = std::max(p.B * remote * p.moba_block * p.c_kv(), p.B * owned * kIndexBytes);
+  v.formula = fmt::format("max(tail: B * k_remote*B_blk*c_kv, owner: B * k_o*4)  [{}, B_blk={}, k={}, k_remote={} ({}), "
+                          "k_o<={}, c_kv={}]",
+                          common_params_text(p), p.moba_block, k, remote, selection_name(selection.selection), owned,
+                          p.c_kv());
+  v.note = "per decode step; the gate reads the centroids every rank holds since the prefill";
   return v;
 }
 
@@ -49,7 +71,8 @@ AttentionKindDef moba_attention_kind() {
   k.name = "moba";
   k.description = "MoBA block-sparse attention (moba_block, moba_top_k_blocks)";
   k.default_algorithm = CpAlgorithm::GATHER;
-  k.modes = {{CpAlgorithm::GATHER, lower_moba_gather, nullptr, false, true, gather_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::GATHER, .forward = lower_moba_gather, .volume = gather_volume,
+              .decode = decode_moba_gather, .decode_volume = gather_decode_volume}};
   k.read_plan = read_moba_plan;
   k.check = check_moba;
   return k;

@@ -2,6 +2,7 @@
 // neighbour), or, under a round-robin partition, an AllGather (heterogeneous-attention-cp.md, SWA).
 #include <fmt/format.h>
 
+#include "workloads/attention/block_selection.hpp"
 #include "workloads/attention/registry.hpp"
 
 namespace cpsim {
@@ -25,6 +26,30 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
   return v;
 }
 
+// Decode: the token on the tail rank, which holds S/N cached tokens (the step's window is largest on the last step,
+// the remote part of a boundary window on the first).
+std::optional<ModeVolume> boundary_decode_volume(const CommParams& p, const MobaCpPlan&) {
+  const double ckv = p.c_kv(), remote = p.N > 1 ? std::max(0.0, std::min(p.n_win, p.S + 1) - (p.S / p.N + 1)) : 0;
+  ModeVolume v;
+  v.primitive = "P2P from the left neighbour when the window reaches past the tail rank's tokens";
+  v.bytes = p.B * remote * ckv;
+  v.formula = fmt::format("B * max(0, min(n_win, S+1) - (S/N + 1)) * c_kv  [{}, n_win={}, c_kv={}]",
+                          common_params_text(p), p.n_win, ckv);
+  v.note = "per decode step; 0 while n_win <= S/N: the window is local";
+  return v;
+}
+std::optional<ModeVolume> allgather_decode_volume(const CommParams& p, const MobaCpPlan&) {
+  const int n = static_cast<int>(p.N), w = static_cast<int>(std::min(p.n_win, decode_context_max(p)));
+  const double remote = w - selections_per_owner(w, n, n - 1, MobaCpPlan{})[n - 1];
+  ModeVolume v;
+  v.primitive = "the window's KV from every rank to the tail (round-robin: n_win/N each)";
+  v.bytes = p.B * remote * p.c_kv();
+  v.formula = fmt::format("B * (w - w_tail) * c_kv, w = min(n_win, S + new_tokens)  [{}, w={}, w_tail={}, c_kv={}]",
+                          common_params_text(p), w, w - remote, p.c_kv());
+  v.note = "per decode step (the last step's window)";
+  return v;
+}
+
 void check_swa(const KindCheck& c) {
   if (c.model.sliding_window <= 0) c.fail_pattern("swa layers need the model's sliding_window (tokens)");
   const std::uint64_t local_tokens = c.run.seq_len / c.parallel.cp;
@@ -42,8 +67,10 @@ AttentionKindDef swa_attention_kind() {
   k.name = "swa";
   k.description = "sliding-window attention (model.sliding_window)";
   k.default_algorithm = CpAlgorithm::BOUNDARY;
-  k.modes = {{CpAlgorithm::BOUNDARY, lower_swa_boundary, nullptr, false, true, boundary_volume},
-             {CpAlgorithm::ALLGATHER, lower_swa_allgather, nullptr, false, true, allgather_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::BOUNDARY, .forward = lower_swa_boundary, .volume = boundary_volume,
+              .decode = decode_swa_boundary, .decode_volume = boundary_decode_volume},
+             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_swa_allgather, .volume = allgather_volume,
+              .decode = decode_swa_allgather, .decode_volume = allgather_decode_volume}};
   k.check = check_swa;
   return k;
 }
