@@ -71,8 +71,22 @@ TEST_CASE("simulated: dsa allgather of KV latent and hidden states; every rank k
 TEST_CASE("simulated: dsa select-then-gather: top-k merge plus the remote share of k", "[hetero][sim]") {
   const test::Run r = test::simulate(test::scenario_from(scenario_with("[dsa]", "{dsa: {algorithm: select-gather}}")));
   check_volume_matches(r, 3 * 2048 * 8 + 1536 * 2048.0);  // (N-1)*k*8 + (3/4)k * c_kv
+  CHECK(r.metrics.volumes[0].exact == false);  // local keys only: flagged approximate
   CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 32768.0 * 1152);  // local share only: 1/N of allgather's
   CHECK(r.metrics.ranks[0].memory.kv_cache_seed_bytes == 32768.0 * 2048);
+}
+
+TEST_CASE("simulated: dsa exact select-then-gather: the indexer queries reach every rank first", "[hetero][sim]") {
+  const test::Run r = test::simulate(
+      test::scenario_from(scenario_with("[dsa]", "{dsa: {algorithm: select-gather, exact: true}}")));
+  // The approximate mode's bytes plus the AllGather of the other ranks' indexer queries: 3 x 32768 tokens x
+  // 64 heads x 128 dims x 1 B (FP8).
+  check_volume_matches(r, 3 * 32768.0 * 64 * 128 + 3 * 2048 * 8 + 1536 * 2048.0);
+  CHECK(r.metrics.volumes[0].exact == true);  // flagged in summary.volumes
+  // Every rank scores all S queries against its own entries: causal half of 128K x 32K pairs, 2 x 64 x 128 flops each.
+  for (const Task& t : r.graph.tasks())
+    if (t.kind == TaskKind::COMPUTE && r.graph.name(t.name) == "local indexer")
+      CHECK(t.flops == 2.0 * (131072.0 * 32768 / 2) * 64 * 128);
 }
 
 TEST_CASE("simulated: moba centroid allgather and block gather", "[hetero][sim]") {

@@ -1,5 +1,6 @@
 // The plan space of `cpsim plan --search` (sim/plan/plan_space.cpp). Oracles: the candidates enumerated by hand.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "sim/plan/plan_space.hpp"
 #include "support.hpp"
@@ -38,14 +39,17 @@ TEST_CASE("plan space: USP at the node's Ulysses degree across nodes", "[plan]")
 }
 
 TEST_CASE("plan space: a MoE model spreads experts over 1, tp or tp x cp GPUs", "[plan]") {
-  // DeepSeek-V3.2 (MoE, DSA layers): at tp 2, cp 2 the expert degrees are 1, 2 and 4, each with both DSA choices.
+  // DeepSeek-V3.2 (MoE, DSA layers): at tp 2, cp 2 the expert degrees are 1, 2 and 4, each with the three DSA
+  // choices (AllGather, select-then-gather approximate and exact).
   const Scenario s = test::scenario_from(std::string(test::kSmallScenario), {"model=models/deepseek-v3.2.yaml"});
   std::vector<std::string> at_2x2;
   for (const auto& p : plan_candidates(s, 4))
     if (p.label.rfind("cp=2 tp=2 ", 0) == 0) at_2x2.push_back(p.label);
-  CHECK(at_2x2 == std::vector<std::string>{"cp=2 tp=2 ep=1 dsa=allgather", "cp=2 tp=2 ep=1 dsa=select-gather",
-                                           "cp=2 tp=2 ep=2 dsa=allgather", "cp=2 tp=2 ep=2 dsa=select-gather",
-                                           "cp=2 tp=2 ep=4 dsa=allgather", "cp=2 tp=2 ep=4 dsa=select-gather"});
+  std::vector<std::string> expected;
+  for (const char* ep : {"ep=1", "ep=2", "ep=4"})
+    for (const char* dsa : {"dsa=allgather", "dsa=select-gather(approx)", "dsa=select-gather(exact)"})
+      expected.push_back(fmt::format("cp=2 tp=2 {} {}", ep, dsa));
+  CHECK(at_2x2 == expected);
 }
 
 TEST_CASE("plan space: the second stage changes one choice of a plan at a time", "[plan]") {

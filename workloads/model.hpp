@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,6 +188,9 @@ struct CpPlan {
   // CP algorithm per non-dense attention kind (absent: the kind's registered default).
   std::map<AttentionKind, CpAlgorithm> algorithms;
   MobaCpPlan moba;
+  // Kinds whose select-then-gather runs the exact distributed top-k in prefill and training (cp.<kind>.exact);
+  // the others score each rank's queries against its local keys only (approximate).
+  std::set<AttentionKind> exact_selection;
   CpAlgorithm algorithm(AttentionKind kind) const;
 };
 

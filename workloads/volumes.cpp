@@ -36,6 +36,8 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.new_tokens = in.run.new_tokens;
   p.indexer_heads = a.indexer_heads;
   p.indexer_dim = a.indexer_dim;
+  p.csa_exact = in.cp.exact_selection.count(AttentionKind::CSA) > 0;
+  p.dsa_exact = in.cp.exact_selection.count(AttentionKind::DSA) > 0;
   return p;
 }
 
@@ -49,6 +51,7 @@ std::optional<VolumeFormula> cp_volume_per_rank(const WorkloadInputs& in, const 
                                layer.backward);
     if (!v) return std::nullopt;
     out.bytes += v->bytes;
+    if (v->exact) out.exact = out.exact.value_or(true) && *v->exact;
     out.formula += (out.formula.empty() ? "" : " + ") + std::string(kind_name(kind)) + "/" + algorithm_name(algorithm) +
                    (layer.backward ? "-backward" : "") + ": " + v->formula;
     // Decode: the token's hidden state comes from the previous layer's GPU when that layer lives elsewhere.

@@ -13,6 +13,7 @@ namespace cpsim {
 struct VolumeFormula {
   double bytes = 0;
   std::string formula;
+  std::optional<bool> exact;  // layers that select: whether every selection is the exact top-k
 };
 
 // The scenario's values for the formulas: per TP rank widths, MLA latent when the model has one.

@@ -79,12 +79,12 @@ std::string plans_csv(const std::vector<const PlanRow*>& ranked, const std::vect
 
 void print_table(const std::vector<const PlanRow*>& ranked, std::size_t top, Phase phase) {
   const char* figure = phase == Phase::DECODE ? "decode time" : phase == Phase::TRAIN ? "step time" : "TTFT";
-  std::cout << fmt::format("{:>4}  {:<52} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
+  std::cout << fmt::format("{:>4}  {:<60} {:>12} {:>14} {:>11} {:>5} {:>12}\n", "rank", "plan", figure,
                            "tokens/s/GPU", "memory", "fits", "exposed comm");
   for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
     const PlanRow& r = *ranked[i];
     const double exposed = r.metrics.contains("exposed_comm_max_s") ? r.metrics["exposed_comm_max_s"].get<double>() : 0;
-    std::cout << fmt::format("{:>4}  {:<52} {:>12} {:>14.1f} {:>11} {:>5} {:>12}\n", i + 1, r.plan.label,
+    std::cout << fmt::format("{:>4}  {:<60} {:>12} {:>14.1f} {:>11} {:>5} {:>12}\n", i + 1, r.plan.label,
                              format_time(*r.makespan_s), throughput_per_gpu(r), format_bytes(r.memory.need_bytes),
                              r.memory.fits ? "yes" : "no", format_time(exposed));
   }

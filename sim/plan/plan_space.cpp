@@ -47,6 +47,13 @@ std::vector<std::pair<std::string, std::vector<std::string>>> kind_choices(const
                      {set, fmt::format("cp.dense.ulysses_degree={}", degree)}});
       continue;
     }
+    // Select-then-gather's top-k: approximate (local keys only) or exact (queries to every rank) in prefill and
+    // training; a decode step's selection is always exact.
+    if (a == CpAlgorithm::SELECT_GATHER && s.run.phase != Phase::DECODE) {
+      out.push_back({key + "(approx)", {set, "cp." + def.name + ".exact=false"}});
+      out.push_back({key + "(exact)", {set, "cp." + def.name + ".exact=true"}});
+      continue;
+    }
     out.push_back({key, {set}});
   }
   return out;

@@ -207,6 +207,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     if (auto f = cp_volume_per_rank(in, *layer_of.at(key))) {
       row.formula_bytes = f->bytes;
       row.formula = f->formula;
+      row.exact = f->exact;
     }
     m.volumes.push_back(row);
   }

@@ -53,6 +53,7 @@ struct VolumeRow {
   double simulated_bytes = 0;  // max over ranks and layers of CP bytes received in one layer
   std::optional<double> formula_bytes;
   std::string formula;
+  std::optional<bool> exact;  // layers that select (select-then-gather): whether the top-k is exact
 };
 
 // Time and bytes summed over the layers of one (kind, CP algorithm): where a mixed stack spends its time.

@@ -197,6 +197,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
     row["formula_bytes"] = v.formula_bytes ? bytes(*v.formula_bytes) : json(nullptr);
     row["formula"] = v.formula;
     row["match"] = v.formula_bytes && std::llround(*v.formula_bytes) == std::llround(v.simulated_bytes);
+    if (v.exact) row["exact"] = *v.exact;
     volumes.push_back(row);
   }
   j["volumes"] = volumes;

@@ -159,6 +159,7 @@ std::string volume_table_json(const VolumeTable& t) {
         r.seed_share_of_dense_ring ? ordered_json(*r.seed_share_of_dense_ring) : ordered_json(nullptr);
     row["seed_formula"] = r.volume.seed_formula;
     row["note"] = r.volume.note;
+    if (r.volume.exact) row["exact"] = *r.volume.exact;
     j["rows"].push_back(row);
   }
   return j.dump(2) + "\n";

@@ -46,17 +46,24 @@ ModeVolume kv_allgather_volume(const CommParams& p) {
   return v;
 }
 
-ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection) {
+ModeVolume select_gather_volume(const CommParams& p, double k, bool exact) {
   const double n = p.N, ckv = p.c_kv();
-  const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), selection);
+  const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), MobaCpPlan{});
+  const double queries = exact ? (n - 1) * p.B * p.S / n * p.indexer_heads * p.indexer_dim : 0;
   ModeVolume v;
-  v.primitive = "top-k merge (index+score) + sparse gather";
-  v.bytes = p.B * ((n - 1) * k * kTopkEntryBytes + remote * ckv);
-  v.formula = fmt::format("B * ((N-1)*k*8 + k_remote*c_kv)  [{}, k={}, k_remote={} ({}), c_kv={}]",
-                          common_params_text(p), k, remote, selection_name(selection.selection), ckv);
+  v.primitive = exact ? "indexer query AllGather + per-rank top-k (index+score) + sparse gather"
+                      : "top-k merge (index+score) + sparse gather";
+  v.bytes = queries + p.B * ((n - 1) * k * kTopkEntryBytes + remote * ckv);
+  v.formula = fmt::format("{}B * ((N-1)*k*8 + k_remote*c_kv)  [{}, k={}, k_remote={} (uniform), c_kv={}{}]",
+                          exact ? "(N-1)/N * B*S * h_I*d_I + " : "", common_params_text(p), k, remote, ckv,
+                          exact ? fmt::format(", h_I={}, d_I={}", p.indexer_heads, p.indexer_dim) : "");
   v.seed_bytes = p.B * k * ckv;
   v.seed_formula = "k * c_kv";
-  v.note = "the seed counts k*c_kv (all k selections, local ones included) and leaves out the top-k merge";
+  v.note = std::string("the seed counts k*c_kv (all k selections, local ones included) and leaves out the top-k "
+                       "merge; ") +
+           (exact ? "exact: the queries are scored against every rank's keys"
+                  : "approximate: each rank scores only its local keys (cp.<kind>.exact: true for the exact top-k)");
+  v.exact = exact;
   return v;
 }
 

@@ -25,7 +25,8 @@ struct CommParams {
   double cached = 0;    // prefill with a persistent KV cache: cached tokens per sequence
   bool decode = false;  // decode steps: S is the cached context, new_tokens steps follow
   double new_tokens = 1;
-  double indexer_heads = 64, indexer_dim = 128;  // the lightning indexer's query (FP8), sent in a decode step
+  double indexer_heads = 64, indexer_dim = 128;  // the lightning indexer's query (FP8): exact selection sends it
+  bool csa_exact = false, dsa_exact = false;      // select-then-gather's exact variant (cp.<kind>.exact)
   double c_kv() const { return 2 * kv_width * s; }  // the seed's c_kv: bytes of K + V per token
 };
 
@@ -39,6 +40,7 @@ struct ModeVolume {
   std::optional<double> seed_bytes;  // the seed's own formula for the mode, evaluated (nullopt: the seed has none)
   std::string seed_formula;
   std::string note;     // why cpsim and the seed differ, when they do
+  std::optional<bool> exact;  // modes that select (select-then-gather): whether the selection is the exact top-k
 };
 
 // "N=.., B=.., S=.., s=.." for the formula text.
@@ -52,7 +54,9 @@ ModeVolume kv_allgather_volume(const CommParams& p);
 // Shared by the compressed and sparse kinds (CSA, HCA, DSA): an AllGather of KV compressed `ratio` times, and
 // select-then-gather of k entries.
 ModeVolume compressed_allgather_volume(const CommParams& p, double ratio);
-ModeVolume select_gather_volume(const CommParams& p, double k, const MobaCpPlan& selection);
+// Exact: every rank's indexer queries go to every rank first (AllGather, FP8), each returns its top k for each
+// querying rank; approximate: each rank scores its local keys with its own queries only.
+ModeVolume select_gather_volume(const CommParams& p, double k, bool exact);
 
 // Decode (the decode_volume of each mode): a step's token attends the cached context plus the tokens generated so
 // far, itself included; the largest step is the last one, S + new_tokens.

@@ -44,6 +44,7 @@ ModeVolume select_gather_decode_volume(const CommParams& p, double k, double rat
       "k_o<={}, h_I={}, d_I={}, c_kv={}]",
       common_params_text(p), sel.k, sel.candidates, remote, owned, p.indexer_heads, p.indexer_dim, ckv);
   v.note = "per decode step; exact: the merge of every rank's top candidates is the global top-k";
+  v.exact = true;
   return v;
 }
 

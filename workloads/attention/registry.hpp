@@ -43,6 +43,11 @@ struct KindCheck {
   std::function<void(const std::string& key, const std::string& message)> fail_plan;  // at cp.<kind>.<key>
 };
 
+// cp.csa / cp.dsa `exact` (true: select-then-gather runs the exact distributed top-k; only with select-gather), and
+// the summary's `exact` field of such a kind (false only for approximate select-then-gather).
+void read_selection_plan(MapReader& block, CpPlan& plan, AttentionKind kind);
+std::vector<std::pair<std::string, std::string>> selection_summary_fields(const CpPlan& plan, AttentionKind kind);
+
 // Fails at the pattern unless each rank's tokens S/cp are a multiple of `unit` (the parameter named `what`).
 void require_local_multiple(const KindCheck& c, AttentionKind kind, int unit, const char* what);
 

@@ -9,7 +9,10 @@
 //                  AllGather of the hidden states (the input of the MoE/FFN layer).
 //   csa|dsa/select-gather  "select, then transfer": local indexer over local keys, distributed top-k merge (every
 //                  rank sends its k candidates, index + score, to every other rank), sparse gather of the selected
-//                  KV from their owners (block_selection.hpp decides the owners), sparse attention.
+//                  KV from their owners (block_selection.hpp decides the owners), sparse attention. Approximate: a
+//                  rank's queries never score other ranks' keys. cp.<kind>.exact: true first AllGathers the indexer
+//                  queries, so every rank scores every query against its own entries and returns its top k to each
+//                  querying rank, which merges them: the exact top-k, for the queries' traffic.
 // Round-robin partition (token i on rank i mod N): a rank's L queries are spread over the sequence, so on average
 // half of any evenly spread set of keys precedes them (half_pairs).
 #include "workloads/attention/block_selection.hpp"
@@ -55,23 +58,40 @@ RankTasks compressed_lowering(LayerContext& ctx, const RankTasks& entry, double 
   });
 }
 
-RankTasks select_then_gather(LayerContext& ctx, const RankTasks& entry, double ratio, double top_k) {
+RankTasks select_then_gather(LayerContext& ctx, const RankTasks& entry, double ratio, double top_k, bool exact) {
   const Dims d = dims(ctx);
+  const AttentionSpec& a = ctx.in.model.attention;
   const double local_entries = d.L / ratio;
   const int k = static_cast<int>(top_k);
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
-    RankTasks scored(n);
+    RankTasks ready(n), scored(n);
     for (int r = 0; r < n; ++r) {
-      std::vector<TaskId> after = in[r];
-      if (ratio > 1) after = {add_kernel(ctx, gpus[r], "compressor", 0, compressor_cost(ctx, d.T), after)};
-      const double pairs = d.B * half_pairs(d.L, local_entries);
-      after = {add_kernel(ctx, gpus[r], "local indexer", 0, indexer_cost(ctx, pairs), after)};
-      scored[r] = {add_kernel(ctx, gpus[r], "local top-k", 0, topk_cost(ctx, pairs), after)};
+      ready[r] = in[r];
+      if (ratio > 1) ready[r] = {add_kernel(ctx, gpus[r], "compressor", 0, compressor_cost(ctx, d.T), in[r])};
     }
-    // Distributed top-k: every rank's k candidates (int32 index + fp32 score) to every other rank.
-    const RankTasks merged = direct_allgather(ctx.graph, gpus, d.B * k * kTopkEntryBytes,
-                                              {Traffic::CP, "top-k merge", ctx.layer}, scored);
+    // Exact: every rank's indexer queries (FP8) reach every rank, which scores all S queries against its own
+    // entries; approximate: a rank scores its own L queries against its own entries only.
+    if (exact)
+      ready = allgather(ctx.graph, gpus, d.T * a.indexer_heads * a.indexer_dim, {Traffic::CP, "indexer query allgather", ctx.layer},
+                        ready);
+    const double pairs = d.B * half_pairs(exact ? d.S : d.L, local_entries);
+    for (int r = 0; r < n; ++r) {
+      const TaskId scores = add_kernel(ctx, gpus[r], "local indexer", 0, indexer_cost(ctx, pairs), ready[r]);
+      scored[r] = {add_kernel(ctx, gpus[r], "local top-k", 0, topk_cost(ctx, pairs), {scores})};
+    }
+    // Distributed top-k, k candidates (int32 index + fp32 score) per message. Exact: each rank returns its best
+    // entries for each querying rank, which merges them into the global top-k; approximate: every rank's own top k
+    // to every other rank.
+    RankTasks merged;
+    if (exact) {
+      merged = alltoall(ctx.graph, gpus, d.B * k * kTopkEntryBytes, {Traffic::CP, "top-k candidates", ctx.layer}, scored);
+      for (int r = 0; r < n; ++r)
+        merged[r] = {add_kernel(ctx, gpus[r], "global top-k", 1, topk_cost(ctx, d.B * n * k), merged[r])};
+    } else {
+      merged = direct_allgather(ctx.graph, gpus, d.B * k * kTopkEntryBytes, {Traffic::CP, "top-k merge", ctx.layer},
+                                scored);
+    }
     std::vector<std::vector<int>> owners(n);
     for (int q = 0; q < n; ++q) owners[q] = selections_per_owner(k, n, q, MobaCpPlan{});  // spread uniformly
     const KernelCost attn = attention_pairs_cost(ctx, d.T * top_k, d.T, d.B * top_k);
@@ -92,10 +112,12 @@ RankTasks lower_csa_allgather(LayerContext& ctx, const RankTasks& entry) {
   return compressed_lowering(ctx, entry, ctx.in.model.attention.csa_ratio, true, ctx.in.model.attention.csa_top_k);
 }
 RankTasks lower_csa_select_gather(LayerContext& ctx, const RankTasks& entry) {
-  return select_then_gather(ctx, entry, ctx.in.model.attention.csa_ratio, ctx.in.model.attention.csa_top_k);
+  return select_then_gather(ctx, entry, ctx.in.model.attention.csa_ratio, ctx.in.model.attention.csa_top_k,
+                            ctx.in.cp.exact_selection.count(AttentionKind::CSA) > 0);
 }
 RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry) {
-  return select_then_gather(ctx, entry, 1, ctx.in.model.attention.dsa_top_k);
+  return select_then_gather(ctx, entry, 1, ctx.in.model.attention.dsa_top_k,
+                            ctx.in.cp.exact_selection.count(AttentionKind::DSA) > 0);
 }
 
 RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry) {

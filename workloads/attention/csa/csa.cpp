@@ -11,14 +11,19 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
 std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const MobaCpPlan&) {
   return select_gather_decode_volume(p, p.csa_top_k, p.csa_ratio);
 }
-std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
-  return select_gather_volume(p, p.csa_top_k, selection);
+std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_volume(p, p.csa_top_k, p.csa_exact);
 }
 
 void check_csa(const KindCheck& c) { require_local_multiple(c, AttentionKind::CSA, c.model.attention.csa_ratio, "csa_ratio"); }
 
 double csa_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.local_tokens / kv.in.model.attention.csa_ratio * kv.per_token_bytes;
+}
+
+void read_csa_plan(MapReader& block, CpPlan& plan) { read_selection_plan(block, plan, AttentionKind::CSA); }
+std::vector<std::pair<std::string, std::string>> csa_summary_fields(const CpPlan& plan) {
+  return selection_summary_fields(plan, AttentionKind::CSA);
 }
 
 }  // namespace
@@ -34,6 +39,8 @@ AttentionKindDef csa_attention_kind() {
               .decode = decode_csa_select_gather, .decode_volume = select_gather_step_volume}};
   k.check = check_csa;
   k.kv_cache_bytes = csa_kv_cache_bytes;
+  k.read_plan = read_csa_plan;
+  k.summary_fields = csa_summary_fields;
   return k;
 }
 

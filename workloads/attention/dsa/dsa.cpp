@@ -25,14 +25,19 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
 std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const MobaCpPlan&) {
   return select_gather_decode_volume(p, p.dsa_top_k, 1);
 }
-std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan& selection) {
-  return select_gather_volume(p, p.dsa_top_k, selection);
+std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_volume(p, p.dsa_top_k, p.dsa_exact);
 }
 
 // AllGather-CP's full write-back keeps every rank's tokens on every rank.
 double dsa_kv_cache_bytes(const KvCacheInputs& kv) {
   const double tokens = kv.algorithm == CpAlgorithm::ALLGATHER ? kv.local_tokens * kv.in.parallel.cp : kv.local_tokens;
   return tokens * kv.per_token_bytes;
+}
+
+void read_dsa_plan(MapReader& block, CpPlan& plan) { read_selection_plan(block, plan, AttentionKind::DSA); }
+std::vector<std::pair<std::string, std::string>> dsa_summary_fields(const CpPlan& plan) {
+  return selection_summary_fields(plan, AttentionKind::DSA);
 }
 
 }  // namespace
@@ -47,6 +52,8 @@ AttentionKindDef dsa_attention_kind() {
              {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_dsa_select_gather, .volume = select_gather_volume,
               .decode = decode_dsa_select_gather, .decode_volume = select_gather_step_volume}};
   k.kv_cache_bytes = dsa_kv_cache_bytes;
+  k.read_plan = read_dsa_plan;
+  k.summary_fields = dsa_summary_fields;
   return k;
 }
 
