@@ -162,6 +162,11 @@ constexpr EnumNames<Partition, 3> kPartitionNames{
     {{{Partition::CONTIGUOUS, "contiguous"}, {Partition::ZIGZAG, "zigzag"}, {Partition::STRIPED, "striped"}}}};
 inline const char* partition_name(Partition p) { return kPartitionNames.name(p); }
 
+// DSA AllGather-CP's token split (SGLang --dsa-prefill-cp-mode): round-robin-split (token i on rank i mod N, the
+// default; S mod N = 0) or in-seq-split (zigzag: 2N blocks, rank r holds blocks r and 2N-1-r; batch 1).
+enum class DsaSplit { ROUND_ROBIN, ZIGZAG };
+constexpr EnumNames<DsaSplit, 2> kDsaSplitNames{{{{DsaSplit::ROUND_ROBIN, "round-robin"}, {DsaSplit::ZIGZAG, "zigzag"}}}};
+
 struct DenseCpPlan {
   CpAlgorithm algorithm = CpAlgorithm::RING;
   Partition partition = Partition::ZIGZAG;
@@ -191,6 +196,7 @@ struct CpPlan {
   // Kinds whose select-then-gather runs the exact distributed top-k in prefill and training (cp.<kind>.exact);
   // the others score each rank's queries against its local keys only (approximate).
   std::set<AttentionKind> exact_selection;
+  DsaSplit dsa_partition = DsaSplit::ROUND_ROBIN;  // cp.dsa.partition
   CpAlgorithm algorithm(AttentionKind kind) const;
 };
 

@@ -45,6 +45,7 @@ struct RankLayerTimes {
   double first = 1e300, last = -1;
   std::vector<Interval> compute, comm;
   std::vector<Interval> cp_comm;  // CP flows touching the GPU
+  double attention_s = 0;         // its kernels with an algorithm step: the CP attention lowering's
 };
 
 // A flow's transfer time alone on its route: latency + bytes / the route's narrowest link (SimGrid CM02 with
@@ -127,6 +128,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       rl.first = std::min(rl.first, iv.first);
       rl.last = std::max(rl.last, iv.second);
       (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
+      if (t.kind == TaskKind::COMPUTE && t.step >= 0) rl.attention_s += iv.second - iv.first;
       if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
     }
   }
@@ -139,12 +141,15 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     lm.info = g.layers()[l];
     lm.t_start_s = 1e300;
     lm.t_end_s = -1;
+    double busy_sum_s = 0, busy_max_s = 0;
+    int present = 0;
     for (int gpu = 0; gpu < gpus; ++gpu) {
       RankLayerTimes& rl = per[l][gpu];
       if (rl.last < 0) continue;
       windows[l][gpu] = {rl.first, rl.last};
       const auto comm = merged(std::move(rl.comm));
       const auto busy = merged(std::move(rl.compute));
+      busy_sum_s += rl.attention_s, busy_max_s = std::max(busy_max_s, rl.attention_s), ++present;
       lm.t_start_s = std::min(lm.t_start_s, rl.first);
       if (rl.last > lm.t_end_s) {
         lm.t_end_s = rl.last, lm.critical_gpu = gpu;
@@ -159,6 +164,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       rl = RankLayerTimes{};  // release this layer's intervals as we go
     }
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
+    if (busy_max_s > 0) lm.attention_balance = busy_sum_s / present / busy_max_s;
     lm.contention = layer_contention[l];
     m.layers.push_back(lm);
   }
@@ -198,6 +204,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     k.compute_s += lm.compute_s;
     k.exposed_comm_s += lm.exposed_comm_s;
     k.idle_s += lm.idle_s;
+    k.attention_balance = k.layers == 1 ? lm.attention_balance : std::min(k.attention_balance, lm.attention_balance);
     for (double b : cp_received[l]) k.cp_bytes_total += b;
     k.cp_bytes_per_rank_per_layer = simulated[key];
   }

@@ -33,6 +33,9 @@ struct LayerMetrics {
   LayerInfo info;
   double t_start_s = 0, t_end_s = 0;
   double compute_s = 0, exposed_comm_s = 0, idle_s = 0;
+  // Mean over the layer's GPUs of their attention kernels' time (the CP lowering's kernels, those with an algorithm
+  // step), over the largest: 1 = the causal split balances the work; 1/N = one GPU does it all.
+  double attention_balance = 1;
   int critical_gpu = 0;
   ContentionMetrics contention;  // summed over the GPUs
 };
@@ -61,6 +64,7 @@ struct KindBreakdown {
   std::string layer_kind, cp_algorithm;
   int layers = 0;
   double time_s = 0, compute_s = 0, exposed_comm_s = 0, idle_s = 0;  // sums over its layers (critical GPU)
+  double attention_balance = 1;            // the least balanced of its layers (LayerMetrics::attention_balance)
   double cp_bytes_per_rank_per_layer = 0;  // max over ranks and layers
   double cp_bytes_total = 0;               // all ranks, all its layers
 };

@@ -138,6 +138,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                       {"compute_s", l.compute_s},
                       {"exposed_comm_s", l.exposed_comm_s},
                       {"idle_s", l.idle_s},
+                      {"attention_balance", l.attention_balance},
                       {"critical_gpu", l.critical_gpu},
                       {"contention", contention_json(l.contention)}});
   j["layers"] = layers;
@@ -151,6 +152,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                      {"compute_s", k.compute_s},
                      {"exposed_comm_s", k.exposed_comm_s},
                      {"idle_s", k.idle_s},
+                     {"attention_balance", k.attention_balance},
                      {"cp_bytes_per_rank_per_layer", bytes(k.cp_bytes_per_rank_per_layer)},
                      {"cp_bytes_total", bytes(k.cp_bytes_total)}});
   j["by_layer_kind"] = kinds;

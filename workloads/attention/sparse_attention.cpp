@@ -15,6 +15,9 @@
 //                  querying rank, which merges them: the exact top-k, for the queries' traffic.
 // Round-robin partition (token i on rank i mod N): a rank's L queries are spread over the sequence, so on average
 // half of any evenly spread set of keys precedes them (half_pairs).
+#include <algorithm>
+#include <cmath>
+
 #include "workloads/attention/block_selection.hpp"
 #include "workloads/cp_group_lowering.hpp"
 #include "workloads/attention/closed_form.hpp"
@@ -120,19 +123,45 @@ RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry) {
                             ctx.in.cp.exact_selection.count(AttentionKind::DSA) > 0);
 }
 
+namespace {
+
+// Keys the queries at positions a .. a+b-1 see causally, each capped at `cap` (the indexer: no cap; the sparse
+// attention: top-k): sum over x = a+1 .. a+b of min(cap, x).
+double capped_causal_keys(double a, double b, double cap) {
+  const double below = std::clamp(cap - a, 0.0, b);  // queries that see fewer than cap keys
+  return below * (2 * a + below + 1) / 2 + (below < b ? (b - below) * cap : 0);
+}
+
+// Per sequence, the keys rank r's queries see under DSA's token split (an exact count, not an average): zigzag
+// holds blocks r and 2N-1-r of S/2N tokens; round-robin the positions j*N + r, which see j*N + r + 1 keys each.
+double dsa_rank_keys(DsaSplit split, double S, int n, int r, double cap) {
+  if (split == DsaSplit::ZIGZAG) {
+    const double b = S / (2 * n);
+    return capped_causal_keys(r * b, b, cap) + capped_causal_keys((2 * n - 1 - r) * b, b, cap);
+  }
+  const double L = S / n;
+  const double seen = std::clamp(std::floor((cap - r - 1) / n) + 1, 0.0, L);  // queries below the cap
+  return n * seen * (seen - 1) / 2 + seen * (r + 1) + (seen < L ? (L - seen) * cap : 0);
+}
+
+}  // namespace
+
 RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry) {
   const Dims d = dims(ctx);
   const double k = ctx.in.model.attention.dsa_top_k, s = ctx.shape.dtype_bytes;
+  const DsaSplit split = ctx.in.cp.dsa_partition;
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
     const RankTasks kv = allgather(ctx.graph, gpus, d.T * kv_token_bytes(ctx),
                                         {Traffic::CP, "dsa kv allgather", ctx.layer}, in);
     RankTasks attended(n);
     for (int r = 0; r < n; ++r) {
-      const double pairs = d.B * half_pairs(d.L, d.S);  // local queries x all earlier keys
+      // The indexer scores every local query against all earlier keys; the sparse attention reads min(k, keys).
+      const double pairs = d.B * dsa_rank_keys(split, d.S, n, r, INFINITY);
       std::vector<TaskId> after = {add_kernel(ctx, gpus[r], "indexer", 1, indexer_cost(ctx, pairs), kv[r])};
       after = {add_kernel(ctx, gpus[r], "top-k", 1, topk_cost(ctx, pairs), after)};
-      const KernelCost attn = attention_pairs_cost(ctx, d.T * std::min(k, d.S), d.T, d.B * std::min(k, d.S));
+      const double selected = d.B * dsa_rank_keys(split, d.S, n, r, k);
+      const KernelCost attn = attention_pairs_cost(ctx, selected, d.T, d.B * std::min(k, d.S));
       attended[r] = {add_kernel(ctx, gpus[r], "sparse attention", 2, attn, after)};
     }
     RankTasks done = allgather(ctx.graph, gpus, d.T * ctx.in.model.d_model * s,

@@ -3,6 +3,7 @@
 // select-then-gather moves only the selected entries.
 #include <fmt/format.h>
 
+#include "sim/scenario/yaml_reader.hpp"
 #include "workloads/attention/registry.hpp"
 
 namespace cpsim {
@@ -35,9 +36,34 @@ double dsa_kv_cache_bytes(const KvCacheInputs& kv) {
   return tokens * kv.per_token_bytes;
 }
 
-void read_dsa_plan(MapReader& block, CpPlan& plan) { read_selection_plan(block, plan, AttentionKind::DSA); }
+void read_dsa_plan(MapReader& block, CpPlan& plan) {
+  read_selection_plan(block, plan, AttentionKind::DSA);
+  if (!block.has("partition")) return;
+  plan.dsa_partition = block.choice_or("partition", kDsaSplitNames, DsaSplit::ROUND_ROBIN);
+  if (plan.algorithm(AttentionKind::DSA) != CpAlgorithm::ALLGATHER)
+    block.fail("partition", "applies to AllGather-CP (SGLang's in-seq-split and round-robin-split); select-gather "
+                            "splits tokens round-robin");
+}
+
+// SGLang's constraints: in-seq-split runs one sequence (batch 1) over 2N blocks; round-robin-split needs S mod N = 0.
+void check_dsa(const KindCheck& c) {
+  const std::uint64_t S = c.run.seq_len, N = c.parallel.cp;
+  if (c.plan.algorithm(AttentionKind::DSA) != CpAlgorithm::ALLGATHER) return;
+  if (c.plan.dsa_partition == DsaSplit::ZIGZAG) {
+    if (c.run.batch != 1)
+      c.fail_plan("partition", fmt::format("zigzag (in-seq-split) runs batch 1, got run.batch {}", c.run.batch));
+    if (S % (2 * N) != 0)
+      c.fail_plan("partition", fmt::format("zigzag needs S ({}) divisible by 2 x cp ({})", S, 2 * N));
+  } else if (S % N != 0) {
+    c.fail_plan("partition", fmt::format("round-robin needs S ({}) divisible by cp ({})", S, N));
+  }
+}
+
 std::vector<std::pair<std::string, std::string>> dsa_summary_fields(const CpPlan& plan) {
-  return selection_summary_fields(plan, AttentionKind::DSA);
+  auto fields = selection_summary_fields(plan, AttentionKind::DSA);
+  if (plan.algorithm(AttentionKind::DSA) == CpAlgorithm::ALLGATHER)
+    fields.push_back({"partition", kDsaSplitNames.name(plan.dsa_partition)});
+  return fields;
 }
 
 }  // namespace
@@ -53,6 +79,7 @@ AttentionKindDef dsa_attention_kind() {
               .decode = decode_dsa_select_gather, .decode_volume = select_gather_step_volume}};
   k.kv_cache_bytes = dsa_kv_cache_bytes;
   k.read_plan = read_dsa_plan;
+  k.check = check_dsa;
   k.summary_fields = dsa_summary_fields;
   return k;
 }
