@@ -75,3 +75,53 @@ TEST_CASE("linear: the intra-chunk cost is linear in S/N (chunks of attention.li
     if (t.kind == TaskKind::COMPUTE && g.name(t.name) == "intra-chunk attention") flops = t.flops;
   CHECK(flops == 4.0 * 32768 * 128 * 32 * 128);
 }
+
+namespace {
+
+// A hybrid of linear attention and softmax layers on 4 GPUs (Llama-3-8B's shape, the ideal machine).
+const char* kHybrid = R"(
+name: hybrid
+platform: {preset: hgx-h100, nodes: 1, gpus_per_node: 4, calibration: ideal}
+model: {name: hybrid, layers: 2, d_model: 4096, n_heads: 32, n_kv_heads: 8, head_dim: 128, ffn_dim: 14336,
+        vocab: 128256, attention: {pattern: [linear, dense]}}
+run: {phase: prefill, seq_len: 32K, batch: 1, dtype: bf16}
+parallel: {cp: 4, tp: 1}
+)";
+
+}  // namespace
+
+TEST_CASE("lasp2h: the softmax layers of a hybrid AllGather their KV, the linear layers their states", "[linear]") {
+  // The seed's LASP-2H: one primitive, AllGather, for both kinds. Naming it sets cp.dense.algorithm.
+  const Scenario s = test::scenario_from(std::string(kHybrid) + "cp: {linear: {algorithm: lasp2h}}\n");
+  CHECK(s.cp.dense.algorithm == CpAlgorithm::ALLGATHER);
+  CHECK(s.cp.algorithm(AttentionKind::LINEAR) == CpAlgorithm::LASP2H);
+  CHECK_THROWS_WITH(test::scenario_from(std::string(kHybrid) + "cp: {linear: {algorithm: lasp2h}, dense: {algorithm: ring}}\n"),
+                    Catch::Contains("cp.linear.algorithm: lasp2h runs the softmax layers with AllGather-KV; "
+                                    "cp.dense.algorithm is ring"));
+}
+
+TEST_CASE("lasp2h simulated: each kind's bytes equal its closed form", "[linear]") {
+  const test::Run r = test::simulate(test::scenario_from(std::string(kHybrid) + "cp: {linear: {algorithm: lasp2h}}\n"));
+  REQUIRE(r.metrics.volumes.size() == 2);
+  for (const VolumeRow& v : r.metrics.volumes) {
+    INFO(v.layer_kind << " / " << v.cp_algorithm);
+    // dense/allgather: (N-1)/N * S * c_kv = 3 x 8192 x 4 KiB; linear/lasp2h: (N-1) x 32 x 128^2 x 2 B states.
+    CHECK(v.simulated_bytes == (v.layer_kind == "dense" ? 3 * 8192 * 4096.0 : 3 * 32 * 128 * 128 * 2.0));
+    CHECK(*v.formula_bytes == v.simulated_bytes);
+  }
+}
+
+TEST_CASE("ssm: Mamba-2 layers pass a [H, N, d] state, LASP-2 style", "[linear][ssm]") {
+  const test::Run r = test::simulate(test::scenario_from(
+      kHybrid, {"model.attention.pattern=[ssm]", "model.layers=1", "model.attention.ssm_state_dim=64"}));
+  // (N-1) states of 32 heads x 64 x 128 x 2 B = 3 x 512 KiB, independent of S.
+  REQUIRE(r.metrics.volumes.size() == 1);
+  CHECK(r.metrics.volumes[0].cp_algorithm == "lasp2");
+  CHECK(r.metrics.volumes[0].simulated_bytes == 3 * 32 * 64 * 128 * 2.0);
+  CHECK(*r.metrics.volumes[0].formula_bytes == r.metrics.volumes[0].simulated_bytes);
+  // The chunk state B^T X over the rank's 8192 tokens: 2 x 8192 x 32 x 64 x 128 flops.
+  for (const Task& t : r.graph.tasks())
+    if (t.kind == TaskKind::COMPUTE && r.graph.name(t.name) == "chunk state") CHECK(t.flops == 2.0 * 8192 * 32 * 64 * 128);
+  // KV cache: the state, whatever the sequence length.
+  CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 32.0 * 64 * 128 * 2);
+}

@@ -43,6 +43,7 @@ struct AttentionSpec {
   int indexer_dim = 128;
   int moba_block = 512;      // tokens per MoBA block (the seed's B)
   int moba_top_k_blocks = 8;
+  int ssm_state_dim = 128;   // Mamba-2 SSM: state size N per head (the state is [H, N, head_dim])
   int linear_chunk = 64;     // tokens per intra-chunk block of linear attention (Lightning Attention / LASP-2)
 };
 
@@ -169,6 +170,7 @@ constexpr EnumNames<DsaSplit, 2> kDsaSplitNames{{{{DsaSplit::ROUND_ROBIN, "round
 
 struct DenseCpPlan {
   CpAlgorithm algorithm = CpAlgorithm::RING;
+  bool algorithm_given = false;  // cp.dense.algorithm is in the scenario (not the default)
   Partition partition = Partition::ZIGZAG;
   int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
   double auto_miss_rate_threshold = 0.05;  // auto: pass-Q below this KV miss rate T / (T + cached), else pass-KV

@@ -20,6 +20,7 @@ CommParams comm_params(const WorkloadInputs& in) {
   p.d_model = m.d_model;
   p.linear_heads = sh.q_heads;
   p.linear_head_dim = sh.head_dim;
+  p.ssm_state_dim = a.ssm_state_dim;
   p.n_win = m.sliding_window;
   p.csa_ratio = a.csa_ratio;
   p.hca_ratio = a.hca_ratio;

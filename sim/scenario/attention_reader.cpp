@@ -42,6 +42,7 @@ AttentionSpec read_attention(MapReader& r) {
   a.moba_block = static_cast<int>(r.integer_or("moba_block", a.moba_block, 1));
   a.moba_top_k_blocks = static_cast<int>(r.integer_or("moba_top_k_blocks", a.moba_top_k_blocks, 1));
   a.linear_chunk = static_cast<int>(r.integer_or("linear_chunk", a.linear_chunk, 1));
+  a.ssm_state_dim = static_cast<int>(r.integer_or("ssm_state_dim", a.ssm_state_dim, 1));
   r.finish();
   return a;
 }
@@ -53,7 +54,7 @@ void read_kind_cp_plans(MapReader& cp, CpPlan& plan) {
     const std::vector<std::string> names = def.algorithm_names();
     const CpAlgorithm algorithm =
         *kCpAlgorithmNames.parse(block.choice_or("algorithm", names, algorithm_name(def.default_algorithm)));
-    if (def.kind == AttentionKind::DENSE) plan.dense.algorithm = algorithm;
+    if (def.kind == AttentionKind::DENSE) plan.dense.algorithm = algorithm, plan.dense.algorithm_given = block.has("algorithm");
     else plan.algorithms[def.kind] = algorithm;
     if (def.read_plan) def.read_plan(block, plan);
     block.finish();

@@ -18,6 +18,7 @@ struct CommParams {
   double gate_width = 0;    // MoBA centroid width (the seed's d_kv in the gating formula)
   double d_model = 0;
   double linear_heads = 0, linear_head_dim = 0;  // H and d of the [B, H, d, d] state
+  double ssm_state_dim = 128;                    // N of a Mamba-2 layer's [B, H, N, d] state
   double n_win = 0;
   double csa_ratio = 4, hca_ratio = 128, csa_top_k = 512, dsa_top_k = 2048;
   double moba_block = 512, moba_top_k_blocks = 8;

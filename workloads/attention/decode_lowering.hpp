@@ -65,5 +65,6 @@ DecodeAttention decode_dsa_select_gather(DecodeContext& ctx, const std::vector<i
 // MoBA (moba/moba_decode.cpp) and linear attention (linear/linear_decode.cpp).
 DecodeAttention decode_moba_gather(DecodeContext& ctx, const std::vector<int>& gpus, const RankTasks& entry);
 DecodeAttention decode_linear(DecodeContext& ctx, const std::vector<int>& gpus, const RankTasks& entry);
+DecodeAttention decode_ssm(DecodeContext& ctx, const std::vector<int>& gpus, const RankTasks& entry);
 
 }  // namespace cpsim

@@ -13,8 +13,8 @@ namespace cpsim {
 
 // The built-in kinds; a registered kind (register_attention_kind) takes the next free value. Names, defaults and
 // lowerings come from the registry.
-enum class AttentionKind : std::uint8_t { DENSE, SWA, CSA, HCA, DSA, MOBA, LINEAR };
-constexpr bool is_builtin(AttentionKind k) { return k <= AttentionKind::LINEAR; }
+enum class AttentionKind : std::uint8_t { DENSE, SWA, CSA, HCA, DSA, MOBA, LINEAR, SSM };
+constexpr bool is_builtin(AttentionKind k) { return k <= AttentionKind::SSM; }
 
 // One layer's kinds: one, or several computed side by side ("swa+csa" in DeepSeek-V4).
 using LayerKinds = std::vector<AttentionKind>;
@@ -33,8 +33,9 @@ enum class CpAlgorithm : std::uint8_t {
   GATHER,         // MoBA: centroid AllGather + block gather
   LASP1,          // linear: serial state chain
   LASP2,          // linear: AllGather of states
+  LASP2H,         // linear in a hybrid: LASP-2 for the linear layers, AllGather-KV for the softmax ones
 };
-constexpr EnumNames<CpAlgorithm, 13> kCpAlgorithmNames{{{
+constexpr EnumNames<CpAlgorithm, 14> kCpAlgorithmNames{{{
     {CpAlgorithm::RING, "ring"},
     {CpAlgorithm::ALLGATHER, "allgather"},
     {CpAlgorithm::ULYSSES, "ulysses"},
@@ -48,6 +49,7 @@ constexpr EnumNames<CpAlgorithm, 13> kCpAlgorithmNames{{{
     {CpAlgorithm::GATHER, "gather"},
     {CpAlgorithm::LASP1, "lasp1"},
     {CpAlgorithm::LASP2, "lasp2"},
+    {CpAlgorithm::LASP2H, "lasp2h"},
 }}};
 inline const char* algorithm_name(CpAlgorithm a) { return kCpAlgorithmNames.name(a); }
 

@@ -50,5 +50,8 @@ RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_moba_gather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry);
+// Mamba-2 SSM layers (SSD): the same chunked state passing with a [B, H, N, d] state (linear_attention.cpp).
+RankTasks lower_ssm_lasp1(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_ssm_lasp2(LayerContext& ctx, const RankTasks& entry);
 
 }  // namespace cpsim

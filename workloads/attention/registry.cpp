@@ -11,7 +11,7 @@ std::vector<AttentionKindDef>& registry() {
     // One line per built-in kind, in the order of the enum (its values index this list).
     std::vector<AttentionKindDef> k = {dense_attention_kind(), swa_attention_kind(),  csa_attention_kind(),
                                        hca_attention_kind(),   dsa_attention_kind(),  moba_attention_kind(),
-                                       linear_attention_kind()};
+                                       linear_attention_kind(), ssm_attention_kind()};
     for (std::size_t i = 0; i < k.size(); ++i) k[i].kind = AttentionKind(i);
     return k;
   }();

@@ -104,5 +104,6 @@ AttentionKindDef hca_attention_kind();
 AttentionKindDef dsa_attention_kind();
 AttentionKindDef moba_attention_kind();
 AttentionKindDef linear_attention_kind();
+AttentionKindDef ssm_attention_kind();
 
 }  // namespace cpsim

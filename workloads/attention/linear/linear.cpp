@@ -39,6 +39,20 @@ double linear_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.in.run.batch * kv.shape.q_heads * double(kv.shape.head_dim) * kv.shape.head_dim * kv.shape.kv_bytes;
 }
 
+// LASP-2H (the seed's hybrid): the softmax layers AllGather their KV instead of a ring, one primitive with the
+// linear layers' state AllGather. Unless the scenario names cp.dense.algorithm, lasp2h sets it.
+void read_linear_plan(MapReader&, CpPlan& plan) {
+  if (plan.algorithm(AttentionKind::LINEAR) == CpAlgorithm::LASP2H && !plan.dense.algorithm_given)
+    plan.dense.algorithm = CpAlgorithm::ALLGATHER;
+}
+
+void check_linear(const KindCheck& c) {
+  if (c.plan.algorithm(AttentionKind::LINEAR) != CpAlgorithm::LASP2H || c.run.phase == Phase::DECODE) return;
+  if (c.model.uses(AttentionKind::DENSE) && c.plan.dense.algorithm != CpAlgorithm::ALLGATHER)
+    c.fail_plan("algorithm", fmt::format("lasp2h runs the softmax layers with AllGather-KV; cp.dense.algorithm is {}",
+                                         algorithm_name(c.plan.dense.algorithm)));
+}
+
 }  // namespace
 
 AttentionKindDef linear_attention_kind() {
@@ -49,7 +63,11 @@ AttentionKindDef linear_attention_kind() {
   k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_linear_lasp1, .volume = lasp1_volume,
               .decode = decode_linear, .decode_volume = no_decode_traffic},
              {.algorithm = CpAlgorithm::LASP2, .forward = lower_linear_lasp2, .volume = lasp2_volume,
+              .decode = decode_linear, .decode_volume = no_decode_traffic},
+             {.algorithm = CpAlgorithm::LASP2H, .forward = lower_linear_lasp2, .volume = lasp2_volume,
               .decode = decode_linear, .decode_volume = no_decode_traffic}};
+  k.read_plan = read_linear_plan;
+  k.check = check_linear;
   k.kv_cache_bytes = linear_kv_cache_bytes;
   return k;
 }

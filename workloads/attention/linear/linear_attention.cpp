@@ -8,7 +8,9 @@
 // The rank's own causal part runs as Lightning Attention / LASP-2 do: chunks of C = attention.linear_chunk tokens,
 // each a masked dense C x C block (L/C chunks of C^2 pairs per sequence), plus the chunk recurrence (state update
 // K_c^T V_c and state application Q_c M_{<c}: d x d per head per chunk), so its cost is linear in L = S/N.
-// H and d are this GPU's heads (n_heads / tp) and head_dim.
+// H and d are this GPU's heads (n_heads / tp) and head_dim. A Mamba-2 SSM layer (SSD, the seed's last section) runs
+// the same chunked algorithm with a [N, d] state per head (N = attention.ssm_state_dim): its intra-chunk part is the
+// structured masked attention the SSD duality names, its state passing LASP's (ssm/lasp1 and ssm/lasp2).
 #include <algorithm>
 #include <map>
 
@@ -17,21 +19,24 @@
 namespace cpsim {
 namespace {
 
+// A state of dk x d per head: dk = d for linear attention ([d, d], K^T V), dk = N for a Mamba-2 SSM ([N, d], B^T X).
 struct LinearDims {
-  double B, L, T, H, d, s, state_bytes, chunk;
+  double B, L, T, H, d, dk, s, state_bytes, chunk;
 };
-LinearDims linear_dims(const LayerContext& ctx) {
+LinearDims linear_dims(const LayerContext& ctx, double dk) {
   const double B = ctx.in.run.batch, L = double(ctx.in.run.seq_len) / ctx.in.parallel.cp;
   const double H = ctx.shape.q_heads, d = ctx.shape.head_dim, s = ctx.shape.dtype_bytes;
   const double chunk = std::min(L, double(ctx.in.model.attention.linear_chunk));
-  return {B, L, B * L, H, d, s, B * H * d * d * s, chunk};
+  return {B, L, B * L, H, d, dk, s, B * H * dk * d * s, chunk};
 }
+LinearDims linear_dims(const LayerContext& ctx) { return linear_dims(ctx, ctx.shape.head_dim); }
+LinearDims ssm_dims(const LayerContext& ctx) { return linear_dims(ctx, ctx.in.model.attention.ssm_state_dim); }
 
-// K^T V (state update) or Q M (state application) over the rank's T tokens, chunk by chunk: 2 * T * H * d^2 flops;
-// reads the two [T, H, d] operands and the state.
+// K^T V (state update) or Q M (state application) over the rank's T tokens, chunk by chunk: 2 * T * H * dk * d
+// flops; reads the two [T, H, dk] and [T, H, d] operands and the state.
 KernelCost state_gemm(const LayerContext& ctx, const LinearDims& x) {
-  const double flops = 2 * x.T * x.H * x.d * x.d;
-  const double bytes = (2 * x.T * x.H * x.d) * x.s + x.state_bytes;
+  const double flops = 2 * x.T * x.H * x.dk * x.d;
+  const double bytes = (x.T * x.H * (x.dk + x.d)) * x.s + x.state_bytes;
   return {kernel_time_s(ctx.in.gpu, KernelClass::GEMM, ctx.in.run.dtype, flops, bytes), flops, bytes};
 }
 
@@ -82,10 +87,7 @@ RankTasks gather_states(LayerContext& ctx, const std::vector<int>& gpus, double 
   return over(nodes, k * bytes, over(rails, bytes, ready));
 }
 
-}  // namespace
-
-RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry) {
-  const LinearDims x = linear_dims(ctx);
+RankTasks lasp2(LayerContext& ctx, const RankTasks& entry, const LinearDims& x) {
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
     RankTasks states(n);
@@ -108,8 +110,7 @@ RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry) {
   });
 }
 
-RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry) {
-  const LinearDims x = linear_dims(ctx);
+RankTasks lasp1(LayerContext& ctx, const RankTasks& entry, const LinearDims& x) {
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
     const int n = static_cast<int>(gpus.size());
     RankTasks done(n);
@@ -130,5 +131,12 @@ RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry) {
     return done;
   });
 }
+
+}  // namespace
+
+RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry) { return lasp1(ctx, entry, linear_dims(ctx)); }
+RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry) { return lasp2(ctx, entry, linear_dims(ctx)); }
+RankTasks lower_ssm_lasp1(LayerContext& ctx, const RankTasks& entry) { return lasp1(ctx, entry, ssm_dims(ctx)); }
+RankTasks lower_ssm_lasp2(LayerContext& ctx, const RankTasks& entry) { return lasp2(ctx, entry, ssm_dims(ctx)); }
 
 }  // namespace cpsim
