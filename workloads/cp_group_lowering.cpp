@@ -46,7 +46,9 @@ double key_width(const LayerContext& ctx) {
 
 TaskId add_kernel(LayerContext& ctx, int gpu, const char* name, int step, const KernelCost& cost,
                   const std::vector<TaskId>& deps) {
-  const TaskId t = ctx.graph.add_compute(gpu, name, ctx.layer, step, cost.duration_s, cost.flops, cost.hbm_bytes);
+  const double f = ctx.backward_scale;  // a forward lowering replayed as its backward pass
+  const std::string label = f > 1 ? std::string(name) + " backward" : std::string(name);
+  const TaskId t = ctx.graph.add_compute(gpu, label, ctx.layer, step, cost.duration_s * f, cost.flops * f, cost.hbm_bytes * f);
   ctx.graph.depend_all(t, deps);
   return t;
 }

@@ -19,7 +19,8 @@ double kv_token_bytes(const LayerContext& ctx);
 // Elements per token of what MoBA's centroids average (keys): d_c with MLA, else d_kv_gpu.
 double key_width(const LayerContext& ctx);
 
-// A compute task on `gpu` after `deps` (and after the GPU's previous kernel: streams are FIFO).
+// A compute task on `gpu` after `deps` (and after the GPU's previous kernel: streams are FIFO). In a backward pass
+// (ctx.backward_scale > 1) it costs that multiple and is named "<name> backward".
 TaskId add_kernel(LayerContext& ctx, int gpu, const char* name, int step, const KernelCost& cost,
                   const std::vector<TaskId>& deps);
 

@@ -37,6 +37,16 @@ ModeVolume compressed_allgather_volume(const CommParams& p, double ratio) {
   return v;
 }
 
+ModeVolume backward_of(ModeVolume forward, double times, const std::string& primitive) {
+  forward.bytes *= times;
+  if (times != 1) forward.formula = fmt::format("{:g} x ({})", times, forward.formula);
+  forward.primitive = primitive;
+  forward.seed_bytes.reset();
+  forward.seed_formula.clear();
+  forward.note = "training backward";
+  return forward;
+}
+
 ModeVolume kv_allgather_volume(const CommParams& p) {
   const double n = p.N, ckv = p.c_kv(), local = p.B * p.S / n;
   ModeVolume v;

@@ -79,6 +79,10 @@ DecodeSelection decode_selection(double k, double entries, int n, int home);
 ModeVolume select_gather_decode_volume(const CommParams& p, double k, double ratio);
 constexpr double kIndexBytes = 4;  // an int32 entry index
 
+// A training backward whose bytes are the forward's `times` over (replayed AllGather + gradient reduce-scatter:
+// 2; the same collective once more: 1), described as `primitive`.
+ModeVolume backward_of(ModeVolume forward, double times, const std::string& primitive);
+
 // Bytes of one selection message entry in the distributed top-k merge: an int32 index and an fp32 score.
 constexpr double kTopkEntryBytes = 8;
 

@@ -26,6 +26,9 @@ struct LayerContext {
 // output is final. Indexed by global GPU id (RankLayout::gpu).
 using AttentionLowering = RankTasks (*)(LayerContext& ctx, const RankTasks& entry);
 
+// FlashAttention's backward (recompute + dQ, dK, dV) costs this multiple of the forward kernel.
+constexpr double kBackwardFactor = 2.5;
+
 // Causal attention of rank q's queries against rank kv's keys under the plan's partition (zero flops when masked).
 KernelCost dense_attention_block(const LayerContext& ctx, int q_rank, int kv_rank);
 
@@ -49,6 +52,17 @@ RankTasks lower_dsa_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dsa_select_gather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_moba_gather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_linear_lasp1(LayerContext& ctx, const RankTasks& entry);
+// Training backward passes of the other kinds (kinds_backward.cpp).
+RankTasks lower_swa_boundary_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_swa_allgather_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_hca_local_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_hca_allgather_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_csa_allgather_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dsa_allgather_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_linear_lasp1_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_linear_lasp2_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_ssm_lasp1_backward(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_ssm_lasp2_backward(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_linear_lasp2(LayerContext& ctx, const RankTasks& entry);
 // Mamba-2 SSM layers (SSD): the same chunked state passing with a [B, H, N, d] state (linear_attention.cpp).
 RankTasks lower_ssm_lasp1(LayerContext& ctx, const RankTasks& entry);

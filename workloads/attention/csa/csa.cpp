@@ -15,6 +15,10 @@ std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCp
   return select_gather_volume(p, p.csa_top_k, p.csa_exact);
 }
 
+std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*allgather_volume(p, m), 2, "AllGather of compressed KV again + reduce-scatter of its gradients");
+}
+
 void check_csa(const KindCheck& c) { require_local_multiple(c, AttentionKind::CSA, c.model.attention.csa_ratio, "csa_ratio"); }
 
 double csa_kv_cache_bytes(const KvCacheInputs& kv) {
@@ -33,7 +37,8 @@ AttentionKindDef csa_attention_kind() {
   k.name = "csa";
   k.description = "compressed sparse attention (csa_ratio, csa_top_k)";
   k.default_algorithm = CpAlgorithm::ALLGATHER;
-  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_csa_allgather, .volume = allgather_volume,
+  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_csa_allgather, .backward = lower_csa_allgather_backward,
+              .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_csa_full, .decode_volume = no_decode_traffic},
              {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_csa_select_gather, .volume = select_gather_volume,
               .decode = decode_csa_select_gather, .decode_volume = select_gather_step_volume}};

@@ -13,8 +13,6 @@
 namespace cpsim {
 namespace {
 
-constexpr double kBackwardFactor = 2.5;
-
 KernelCost scaled(KernelCost c, double f) { return {c.duration_s * f, c.flops * f, c.hbm_bytes * f}; }
 
 double block_bytes(const LayerContext& ctx) {

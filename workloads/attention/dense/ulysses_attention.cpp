@@ -53,11 +53,9 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
     KernelCost c = heads_attention_cost(ctx, full ? B * S * S : B * S * (S + 1) / 2, double(ctx.shape.q_heads) / n,
                                         B * S, B * S, kv_heads_per_rank(ctx, n),
                                         {S, S, 1, 1, full ? Mask::FULL : Mask::CAUSAL_DIAGONAL, 1});
-    c = {c.duration_s * ctx.backward_scale, c.flops * ctx.backward_scale, c.hbm_bytes * ctx.backward_scale};
     for (int r = 0; r < n; ++r) {
       attended[r] = scattered[r];
-      attended[r].push_back(
-          add_kernel(ctx, gpus[r], ctx.backward_scale > 1 ? "attention backward" : "attention", 0, c, scattered[r]));
+      attended[r].push_back(add_kernel(ctx, gpus[r], "attention", 0, c, scattered[r]));  // scaled in a backward
     }
     return alltoall(ctx.graph, gpus, out_pair_bytes(ctx, n), {Traffic::CP, "ulysses out all-to-all", ctx.layer},
                              attended);

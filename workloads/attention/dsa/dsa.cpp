@@ -30,6 +30,11 @@ std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCp
   return select_gather_volume(p, p.dsa_top_k, p.dsa_exact);
 }
 
+// The full write-back kept the KV: the backward reduce-scatters the hidden states' and KV latents' gradients.
+std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*allgather_volume(p, m), 1, "reduce-scatter of the KV latent and hidden-state gradients");
+}
+
 // AllGather-CP's full write-back keeps every rank's tokens on every rank.
 double dsa_kv_cache_bytes(const KvCacheInputs& kv) {
   const double tokens = kv.algorithm == CpAlgorithm::ALLGATHER ? kv.local_tokens * kv.in.parallel.cp : kv.local_tokens;
@@ -73,7 +78,8 @@ AttentionKindDef dsa_attention_kind() {
   k.name = "dsa";
   k.description = "DeepSeek sparse attention (indexer top-k over all tokens)";
   k.default_algorithm = CpAlgorithm::ALLGATHER;
-  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_dsa_allgather, .volume = allgather_volume,
+  k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_dsa_allgather, .backward = lower_dsa_allgather_backward,
+              .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_dsa_full, .decode_volume = no_decode_traffic},
              {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_dsa_select_gather, .volume = select_gather_volume,
               .decode = decode_dsa_select_gather, .decode_volume = select_gather_step_volume}};

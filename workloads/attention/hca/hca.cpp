@@ -17,6 +17,10 @@ std::optional<ModeVolume> allgather_volume(const CommParams& p, const MobaCpPlan
   return compressed_allgather_volume(p, p.hca_ratio);
 }
 
+std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*allgather_volume(p, m), 2, "AllGather of compressed KV again + reduce-scatter of its gradients");
+}
+
 void check_hca(const KindCheck& c) { require_local_multiple(c, AttentionKind::HCA, c.model.attention.hca_ratio, "hca_ratio"); }
 
 double hca_kv_cache_bytes(const KvCacheInputs& kv) {
@@ -30,9 +34,11 @@ AttentionKindDef hca_attention_kind() {
   k.name = "hca";
   k.description = "heavily compressed dense attention (hca_ratio)";
   k.default_algorithm = CpAlgorithm::LOCAL;
-  k.modes = {{.algorithm = CpAlgorithm::LOCAL, .forward = lower_hca_local, .volume = local_volume,
+  k.modes = {{.algorithm = CpAlgorithm::LOCAL, .forward = lower_hca_local, .backward = lower_hca_local_backward,
+              .volume = local_volume, .backward_volume = local_volume,
               .decode = decode_hca, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_hca_allgather, .volume = allgather_volume,
+             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_hca_allgather, .backward = lower_hca_allgather_backward,
+              .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_hca, .decode_volume = no_decode_traffic}};
   k.check = check_hca;
   k.kv_cache_bytes = hca_kv_cache_bytes;

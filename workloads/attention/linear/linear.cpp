@@ -34,6 +34,13 @@ std::optional<ModeVolume> lasp1_volume(const CommParams& p, const MobaCpPlan&) {
   return v;
 }
 
+std::optional<ModeVolume> lasp2_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*lasp2_volume(p, m), 1, "AllGather of the state gradients dM");
+}
+std::optional<ModeVolume> lasp1_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*lasp1_volume(p, m), 1, "P2P chain of the state gradients, N-1 serial steps");
+}
+
 // The state, in the KV cache's dtype, whatever the sequence length.
 double linear_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.in.run.batch * kv.shape.q_heads * double(kv.shape.head_dim) * kv.shape.head_dim * kv.shape.kv_bytes;
@@ -60,11 +67,14 @@ AttentionKindDef linear_attention_kind() {
   k.name = "linear";
   k.description = "linear attention (chunked, linear_chunk)";
   k.default_algorithm = CpAlgorithm::LASP2;
-  k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_linear_lasp1, .volume = lasp1_volume,
+  k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_linear_lasp1, .backward = lower_linear_lasp1_backward,
+              .volume = lasp1_volume, .backward_volume = lasp1_backward_volume,
               .decode = decode_linear, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::LASP2, .forward = lower_linear_lasp2, .volume = lasp2_volume,
+             {.algorithm = CpAlgorithm::LASP2, .forward = lower_linear_lasp2, .backward = lower_linear_lasp2_backward,
+              .volume = lasp2_volume, .backward_volume = lasp2_backward_volume,
               .decode = decode_linear, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::LASP2H, .forward = lower_linear_lasp2, .volume = lasp2_volume,
+             {.algorithm = CpAlgorithm::LASP2H, .forward = lower_linear_lasp2, .backward = lower_linear_lasp2_backward,
+              .volume = lasp2_volume, .backward_volume = lasp2_backward_volume,
               .decode = decode_linear, .decode_volume = no_decode_traffic}};
   k.read_plan = read_linear_plan;
   k.check = check_linear;

@@ -30,6 +30,13 @@ std::optional<ModeVolume> lasp1_volume(const CommParams& p, const MobaCpPlan&) {
   return v;
 }
 
+std::optional<ModeVolume> lasp2_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*lasp2_volume(p, m), 1, "AllGather of the state gradients");
+}
+std::optional<ModeVolume> lasp1_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*lasp1_volume(p, m), 1, "P2P chain of the state gradients, N-1 serial steps");
+}
+
 double ssm_kv_cache_bytes(const KvCacheInputs& kv) {
   return kv.in.run.batch * kv.shape.q_heads * double(kv.in.model.attention.ssm_state_dim) * kv.shape.head_dim *
          kv.shape.kv_bytes;
@@ -42,9 +49,11 @@ AttentionKindDef ssm_attention_kind() {
   k.name = "ssm";
   k.description = "Mamba-2 SSM (chunked SSD, ssm_state_dim)";
   k.default_algorithm = CpAlgorithm::LASP2;
-  k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_ssm_lasp1, .volume = lasp1_volume,
+  k.modes = {{.algorithm = CpAlgorithm::LASP1, .forward = lower_ssm_lasp1, .backward = lower_ssm_lasp1_backward,
+              .volume = lasp1_volume, .backward_volume = lasp1_backward_volume,
               .decode = decode_ssm, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::LASP2, .forward = lower_ssm_lasp2, .volume = lasp2_volume,
+             {.algorithm = CpAlgorithm::LASP2, .forward = lower_ssm_lasp2, .backward = lower_ssm_lasp2_backward,
+              .volume = lasp2_volume, .backward_volume = lasp2_backward_volume,
               .decode = decode_ssm, .decode_volume = no_decode_traffic}};
   k.kv_cache_bytes = ssm_kv_cache_bytes;
   return k;

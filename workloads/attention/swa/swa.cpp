@@ -50,6 +50,16 @@ std::optional<ModeVolume> allgather_decode_volume(const CommParams& p, const Mob
   return v;
 }
 
+std::optional<ModeVolume> boundary_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  ModeVolume v = *boundary_volume(p, m);
+  // A middle rank receives its window again and the dK, dV of its own last n_win tokens from its right neighbour.
+  const double times = p.N > 2 ? 2 : 1;
+  return backward_of(v, times, "the window's K, V from the left neighbour again + its dK, dV back to it");
+}
+std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
+  return backward_of(*allgather_volume(p, m), 2, "AllGather of K, V again + reduce-scatter of dK, dV");
+}
+
 void check_swa(const KindCheck& c) {
   if (c.model.sliding_window <= 0) c.fail_pattern("swa layers need the model's sliding_window (tokens)");
   const std::uint64_t local_tokens = c.run.seq_len / c.parallel.cp;
@@ -67,9 +77,11 @@ AttentionKindDef swa_attention_kind() {
   k.name = "swa";
   k.description = "sliding-window attention (model.sliding_window)";
   k.default_algorithm = CpAlgorithm::BOUNDARY;
-  k.modes = {{.algorithm = CpAlgorithm::BOUNDARY, .forward = lower_swa_boundary, .volume = boundary_volume,
+  k.modes = {{.algorithm = CpAlgorithm::BOUNDARY, .forward = lower_swa_boundary, .backward = lower_swa_boundary_backward,
+              .volume = boundary_volume, .backward_volume = boundary_backward_volume,
               .decode = decode_swa_boundary, .decode_volume = boundary_decode_volume},
-             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_swa_allgather, .volume = allgather_volume,
+             {.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_swa_allgather, .backward = lower_swa_allgather_backward,
+              .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_swa_allgather, .decode_volume = allgather_decode_volume}};
   k.check = check_swa;
   return k;
