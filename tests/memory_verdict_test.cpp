@@ -102,7 +102,7 @@ TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches ov
   TaskGraph g(1);
   g.add_layer({AttentionKind::DENSE}, {CpAlgorithm::RING});
   g.add_layer({AttentionKind::DENSE}, {CpAlgorithm::RING});
-  const auto sequential = memory_timelines(in, g, base, {{{0, 1}}, {{1, 2}}});
+  const auto sequential = memory_timelines(in, g, {base}, {{{0, 1}}, {{1, 2}}});
   REQUIRE(sequential.size() == 1);
   const double held = base.weights_bytes + base.framework_reserve_bytes;
   CHECK(sequential[0].peak_bytes == Approx(held + 2 * l.kv_bytes + l.working_bytes));
@@ -110,6 +110,6 @@ TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches ov
   CHECK(sequential[0].peak_t_s == 1);
   CHECK(sequential[0].points.back().second == Approx(held + 2 * l.kv_bytes));  // after the last layer
   // Two micro-batches' layers at once (windows [0, 2] and [1, 3]): both working sets live in [1, 2].
-  const auto overlapped = memory_timelines(in, g, base, {{{0, 2}}, {{1, 3}}});
+  const auto overlapped = memory_timelines(in, g, {base}, {{{0, 2}}, {{1, 3}}});
   CHECK(overlapped[0].peak_bytes == Approx(held + 2 * l.kv_bytes + 2 * l.working_bytes));
 }

@@ -1,27 +1,33 @@
 #include "workloads/gradient_sync.hpp"
 
+#include <algorithm>
+
 #include "workloads/memory.hpp"
 
 namespace cpsim {
 
 void add_gradient_sync(TaskGraph& g, const WorkloadInputs& in, const RankLayout& layout,
                        const std::vector<LayerGradients>& grads, std::size_t replica_tasks) {
-  const int dp = in.parallel.simulated_dp, used = layout.used_gpus();
+  const int dp = in.parallel.simulated_dp;
   const bool experts_over_cp = in.parallel.ep > in.parallel.tp;
   struct Bucket {
     int layer;
     const RankTasks* done;
+    int gpu_base = 0;
     double replicated_bytes = 0, expert_bytes = 0;
   };
-  std::vector<Bucket> buckets;
+  std::vector<Bucket> buckets;  // `end`: one per pipeline stage, in order of first appearance
   for (int l = in.model.layers - 1; l >= 0; --l) {
     const LayerWeightBytes w = layer_weight_bytes(in, l);
     const double expert = experts_over_cp ? w.routed_experts : 0.0;
-    if (in.parallel.grad_sync == GradSync::OVERLAP || buckets.empty()) buckets.push_back({grads[l].layer, &grads[l].done});
-    buckets.back().replicated_bytes += w.total - expert;
-    buckets.back().expert_bytes += expert;
+    auto bucket = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& b) { return b.gpu_base == grads[l].gpu_base; });
+    if (in.parallel.grad_sync == GradSync::OVERLAP || bucket == buckets.end())
+      bucket = buckets.insert(buckets.end(), {grads[l].layer, &grads[l].done, grads[l].gpu_base});
+    // `end`: after the stage's whole backward, whose lowest layer runs last.
+    if (in.parallel.grad_sync == GradSync::END) bucket->done = &grads[l].done;
+    bucket->replicated_bytes += w.total - expert;
+    bucket->expert_bytes += expert;
   }
-  if (in.parallel.grad_sync == GradSync::END) buckets.back().done = &grads[0].done;  // after the whole backward
 
   // An all-reduce over (replica, GPU of replica 0) members, each entering when its copy of the bucket is done.
   auto bucket_allreduce = [&](const Bucket& b, const std::vector<std::pair<int, int>>& members, double bytes,
@@ -30,7 +36,7 @@ void add_gradient_sync(TaskGraph& g, const WorkloadInputs& in, const RankLayout&
     std::vector<int> group;
     RankTasks ready;
     for (const auto& [replica, local] : members) {
-      group.push_back(replica * used + local);
+      group.push_back(replica * layout.replica_stride() + b.gpu_base + local);
       ready.emplace_back();
       for (TaskId t : (*b.done)[local]) ready.back().push_back(static_cast<TaskId>(t + replica * replica_tasks));
     }

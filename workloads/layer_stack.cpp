@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <optional>
 
 #include "sim/scenario/units.hpp"
@@ -13,6 +15,7 @@
 #include "workloads/gradient_sync.hpp"
 #include "workloads/graph_builder.hpp"
 #include "workloads/nccl_collectives.hpp"
+#include "workloads/pipeline_schedule.hpp"
 #include "workloads/attention/partition.hpp"
 #include "workloads/tp_comm_overlap.hpp"
 
@@ -35,6 +38,112 @@ class LayerStackBuilder : GraphBuilder {
       : GraphBuilder(in, gpu_count), shape_(shard_shape(in)), routing_(expert_routing(in.parallel)) {}
 
   TaskGraph build() {
+    std::vector<LayerGradients> grads(in_.model.layers);
+    if (in_.parallel.pp > 1) build_pipeline(grads);
+    else build_one_stage(grads);
+    if (in_.run.phase == Phase::TRAIN) {
+      const std::size_t replica_tasks = g_.tasks().size();
+      g_.replicate(in_.parallel.simulated_dp, layout_.replica_stride());
+      if (in_.parallel.grad_sync != GradSync::NONE) add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
+    }
+    return finish();
+  }
+
+ private:
+  // Refuses a graph that would pass run.max_tasks, from the tasks built so far (its first layer or pipeline pass)
+  // times `parts`, before it exhausts memory (`what` says how the estimate was made); reserves room for the rest.
+  void check_size(double parts, const std::string& what) {
+    const double estimate = double(g_.tasks().size()) * parts * std::max(1, in_.parallel.simulated_dp);
+    const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
+    if (estimate > double(g_.task_limit()))
+      throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({}, ~{} of memory), past the limit of {} (run.max_tasks, "
+                                         "or --max-tasks)", estimate, what, memory, g_.task_limit()));
+    if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
+    g_.reserve(std::size_t(double(g_.tasks().size()) * parts), std::size_t(double(g_.dependency_count()) * parts));
+  }
+
+  // Training: a forward, a backward of about twice the tasks, and a forward replay under full recomputation.
+  double passes_per_forward() const {
+    return in_.run.phase != Phase::TRAIN ? 1 : in_.run.recompute == Recompute::FULL ? 4 : 3;
+  }
+
+  // Pipeline stages (parallel.pp > 1, workloads/pipeline_schedule.hpp): each stage runs its passes in the
+  // schedule's order on its own CP x TP GPUs (tasks built on replica-local GPU numbers, shifted to the stage). A
+  // forward pass waits for the previous chunk's activations, a backward pass for the next chunk's gradients (the
+  // last chunk's for its own forward: the loss), each sent point-to-point by every GPU to its peer of the same CP
+  // and TP rank in the receiving stage: T x d_model activations, T/tp of them with sequence parallelism (Megatron
+  // sends the shard each rank holds).
+  void build_pipeline(std::vector<LayerGradients>& grads) {
+    const PipelinePlan plan = pipeline_plan(in_.model, in_.run, in_.parallel);
+    const int gpus = layout_.used_gpus(), stages = plan.stages(), last_chunk = plan.chunks() - 1;
+    const bool sp = in_.parallel.sequence_parallel && in_.parallel.tp > 1;
+    const double p2p_bytes = shape_.tokens * in_.model.d_model * shape_.activation_bytes / (sp ? in_.parallel.tp : 1);
+    std::map<std::tuple<bool, int, int>, RankTasks> arrived;  // (backward, micro-batch, chunk) -> its input, delivered
+    std::size_t remaining = 0;
+    for (int s = 0; s < stages; ++s) remaining += plan.passes(s).size();
+    std::vector<std::size_t> next(stages, 0);
+    const RankTasks nothing(gpus);
+    while (remaining > 0) {
+      bool progress = false;
+      for (int s = 0; s < stages; ++s) {
+        for (; next[s] < plan.passes(s).size(); ++next[s], --remaining, progress = true) {
+          const PipelinePass& pass = plan.passes(s)[next[s]];
+          const bool first = !pass.backward && pass.chunk == 0;
+          const auto input = arrived.find({pass.backward, pass.micro_batch, pass.chunk});
+          if (!first && input == arrived.end()) break;  // produced by a pass not built yet
+          stage_ = s;
+          g_.set_gpu_offset(layout_.stage_base(s));
+          const int mb = plan.micro_batches() > 1 ? pass.micro_batch : -1;
+          RankTasks ready = first ? nothing : input->second;
+          if (input != arrived.end()) arrived.erase(input);
+          const int from = plan.first_layer(pass.chunk), to = from + plan.layers_per_chunk();
+          if (!pass.backward) {
+            bool sharded = sp;
+            for (int l = from; l < to; ++l) {
+              const AttentionHalf half = attention_half(l, mb, ready, sharded);
+              ready = ffn_half(l, half.layer, half.done, sharded);
+            }
+          } else {
+            for (int l = to - 1; l >= from; --l) {
+              ready = layer_backward(l, mb, ready, grads[l].layer);
+              grads[l].gpu_base = layout_.stage_base(s);
+              grads[l].done.resize(gpus);
+              for (int gpu = 0; gpu < gpus; ++gpu)
+                grads[l].done[gpu].insert(grads[l].done[gpu].end(), ready[gpu].begin(), ready[gpu].end());
+            }
+          }
+          g_.set_gpu_offset(0);
+          if (next[0] == 0 && s == 0) {  // the first pass predicts the graph
+            const double passes = double(plan.chunks()) * plan.micro_batches();
+            check_size(passes * passes_per_forward(),
+                       fmt::format("{} in the first pipeline pass x {:g} passes{}", g_.tasks().size(), passes,
+                                   passes_per_forward() > 1 ? fmt::format(" x {:g} for training", passes_per_forward()) : ""));
+          }
+          // The pass's output goes to the next chunk (forward) or the previous one (backward).
+          const bool last = pass.backward ? pass.chunk == 0 : pass.chunk == last_chunk;
+          if (last && pass.backward) continue;
+          if (last) {  // the loss: the backward of the last chunk starts on the same GPUs
+            if (in_.run.phase == Phase::TRAIN) arrived[{true, pass.micro_batch, pass.chunk}] = ready;
+            continue;
+          }
+          const int to_chunk = pass.chunk + (pass.backward ? -1 : 1), to_stage = plan.stage_of_chunk(to_chunk);
+          RankTasks& delivered = arrived[{pass.backward, pass.micro_batch, to_chunk}];
+          delivered.resize(gpus);
+          for (int gpu = 0; gpu < gpus; ++gpu) {
+            const TaskId flow = g_.add_flow(layout_.stage_base(s) + gpu, layout_.stage_base(to_stage) + gpu, p2p_bytes,
+                                            Traffic::PP, pass.backward ? "pp send gradients" : "pp send activations",
+                                            -1, -1);
+            g_.depend_all(flow, ready[gpu]);
+            delivered[gpu] = {flow};
+          }
+        }
+      }
+      if (!progress) throw std::logic_error("pipeline schedule deadlocks");  // a schedule bug, never user input
+    }
+    stage_ = -1;
+  }
+
+  void build_one_stage(std::vector<LayerGradients>& grads) {
     // Micro-batches (run.micro_batches, DualPipe-style): independent chains interleaved layer by layer, so one
     // micro-batch's TP/EP collectives can run while the next one's attention moves CP traffic.
     const int mbs = in_.run.micro_batches;
@@ -47,25 +156,14 @@ class LayerStackBuilder : GraphBuilder {
       for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, mbs > 1 ? mb : -1, ready[mb], sharded[mb]));
       for (int mb = 0; mb < mbs; ++mb)
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
-      if (l == 0) {
-        // The first layer predicts the whole graph: refuse it now, with the estimate, rather than run out of memory.
-        // Training: forward + a backward of about twice the tasks (+ a forward replay under full recomputation).
-        const double passes = in_.run.phase != Phase::TRAIN ? 1 : in_.run.recompute == Recompute::FULL ? 4 : 3;
-        const double estimate =
-            double(g_.tasks().size()) * in_.model.layers * passes * std::max(1, in_.parallel.simulated_dp);
-        const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
-        if (estimate > double(g_.task_limit()))
-          throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({} in the first layer x {} layers{}, ~{} of memory), "
-                                             "past the limit of {} (run.max_tasks, or --max-tasks)",
-                                             estimate, g_.tasks().size(), in_.model.layers,
-                                             passes > 1 ? fmt::format(" x {:g} for training", passes) : "", memory,
-                                             g_.task_limit()));
-        if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
-        g_.reserve(g_.tasks().size() * in_.model.layers, g_.dependency_count() * in_.model.layers);
+      if (l == 0) {  // the first layer predicts the whole graph
+        const double passes = passes_per_forward();
+        check_size(in_.model.layers * passes,
+                   fmt::format("{} in the first layer x {} layers{}", g_.tasks().size(), in_.model.layers,
+                               passes > 1 ? fmt::format(" x {:g} for training", passes) : ""));
       }
     }
     if (in_.run.phase == Phase::TRAIN) {  // training: the backward pass, last layer first
-      std::vector<LayerGradients> grads(in_.model.layers);
       for (int l = in_.model.layers - 1; l >= 0; --l) {
         grads[l].done.resize(layout_.used_gpus());
         for (int mb = 0; mb < mbs; ++mb) {
@@ -75,14 +173,9 @@ class LayerStackBuilder : GraphBuilder {
             grads[l].done[gpu].insert(grads[l].done[gpu].end(), ready[mb][gpu].begin(), ready[mb][gpu].end());
         }
       }
-      const std::size_t replica_tasks = g_.tasks().size();
-      g_.replicate(in_.parallel.simulated_dp, layout_.used_gpus());
-      if (in_.parallel.grad_sync != GradSync::NONE) add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
-    return finish();
   }
 
- private:
   TaskId compute(int gpu, const char* name, int layer, const KernelCost& c, const std::vector<TaskId>& after) {
     const TaskId t = g_.add_compute(gpu, name, layer, -1, c.duration_s, c.flops, c.hbm_bytes);
     g_.depend_all(t, after);
@@ -181,7 +274,7 @@ class LayerStackBuilder : GraphBuilder {
   // this model, so it adds no task (docs/model.md).
   RankTasks layer_backward(int index, int micro_batch, const RankTasks& upstream, int& layer) {
     const LayerKinds& kinds = in_.model.layer_kind(index);
-    layer = g_.add_layer(kinds, layer_algorithms(kinds), true, {index, -1, micro_batch});
+    layer = g_.add_layer(kinds, layer_algorithms(kinds), true, {index, -1, micro_batch, stage_});
     RankTasks ready = upstream;
     if (in_.run.recompute == Recompute::FULL) {
       bool sharded = in_.parallel.sequence_parallel && in_.parallel.tp > 1;  // as every layer's output leaves it
@@ -230,7 +323,7 @@ class LayerStackBuilder : GraphBuilder {
     // A layer's kind may join several attention kinds computed side by side ("swa+csa"); each has its algorithm.
     const LayerKinds& kinds = in_.model.layer_kind(index);
     const int layer =
-        into_layer >= 0 ? into_layer : g_.add_layer(kinds, layer_algorithms(kinds), false, {index, -1, micro_batch});
+        into_layer >= 0 ? into_layer : g_.add_layer(kinds, layer_algorithms(kinds), false, {index, -1, micro_batch, stage_});
     const int gpus = layout_.used_gpus();
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();
@@ -306,6 +399,7 @@ class LayerStackBuilder : GraphBuilder {
   }
 
   const Dtype proj_dt = in_.run.dtypes.projections, ffn_dt = in_.run.dtypes.ffn;
+  int stage_ = -1;  // the pipeline stage being built (pp > 1), for the layers' names
   ShardShape shape_;
   ExpertRouting routing_;
 };

@@ -5,6 +5,7 @@
 
 #include "sim/scenario/units.hpp"
 #include "workloads/attention/registry.hpp"
+#include "workloads/pipeline_schedule.hpp"
 
 namespace cpsim {
 namespace {
@@ -45,12 +46,23 @@ LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer) {
 }
 
 MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
+  MemoryBreakdown peak = stage_memory(in, 0);
+  for (int stage = 1; stage < in.parallel.pp; ++stage)
+    if (MemoryBreakdown m = stage_memory(in, stage); m.total_bytes() > peak.total_bytes()) peak = m;
+  return peak;
+}
+
+MemoryBreakdown stage_memory(const WorkloadInputs& in, int stage) {
   const ShardShape sh = shard_shape(in);
+  const PipelinePlan plan = pipeline_plan(in.model, in.run, in.parallel);
+  const std::vector<int> layers = plan.stage_layers(stage);
   MemoryBreakdown m;
   const double s_embed = dtype_bytes(in.run.dtype);  // embeddings stay in run.dtype
-  m.weights_bytes = in.model.embedding_params() / in.parallel.tp * s_embed;
-  double params = in.model.embedding_params() / in.parallel.tp;  // per GPU, for the optimizer states
-  for (int l = 0; l < in.model.layers; ++l) {
+  // The input embedding lives on the first stage, the output one on the last.
+  const double embedding_share = ((stage == 0 ? 0.5 : 0) + (stage == plan.stages() - 1 ? 0.5 : 0));
+  m.weights_bytes = embedding_share * in.model.embedding_params() / in.parallel.tp * s_embed;
+  double params = embedding_share * in.model.embedding_params() / in.parallel.tp;  // per GPU, for the optimizer states
+  for (int l : layers) {
     const ModelSpec& md = in.model;
     const bool moe_layer = md.moe.experts > 0 && l >= md.moe.first_dense_layers;
     const double expert = 3.0 * md.d_model * md.moe.expert_ffn_dim;
@@ -59,19 +71,23 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
                               md.moe.experts * expert / (in.parallel.ep > 1 ? in.parallel.ep : in.parallel.tp)
                         : 3.0 * md.d_model * md.ffn_dim / in.parallel.tp;
   }
-  for (int l = 0; l < in.model.layers; ++l) m.weights_bytes += layer_weight_bytes(in, l).total;
-  for (int l = 0; l < in.model.layers; ++l) {
-    m.kv_cache_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
-    m.kv_cache_seed_bytes += layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
+  for (int l : layers) m.weights_bytes += layer_weight_bytes(in, l).total;
+  // A pipeline keeps every micro-batch's cache; one stage (pp = 1) counts one micro-batch's (docs/model.md).
+  const double cached_batches = in.parallel.pp > 1 ? plan.micro_batches() : 1;
+  for (int l : layers) {
+    m.kv_cache_bytes += cached_batches * layer_kv_cache_bytes(in, sh, in.model.layer_kind(l));
+    m.kv_cache_seed_bytes += cached_batches * layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
   }
   m.framework_reserve_bytes = in.run.memory_reserve_bytes;
   const LayerMemory layer = layer_memory(in, {AttentionKind::DENSE});  // activations do not depend on the kind
   m.activations_bytes = layer.working_bytes;
   if (in.run.phase == Phase::TRAIN) {
-    const double working = m.activations_bytes, layers = in.model.layers;
-    // What the forward keeps for the backward, plus one layer's working set beyond it while it (re)runs.
-    m.activations_bytes = layer.kept_bytes * (layers - 1) + working;
-    if (in.run.recompute == Recompute::NONE) m.activations_bytes = working * layers;
+    // What the forward keeps for the backward, plus one layer's working set beyond it while it (re)runs: the
+    // stage's layers once per chunk pass in flight at its peak (a pipeline's warm-up forwards, 1 without one).
+    const double working = m.activations_bytes;
+    const double kept_layers = double(plan.max_chunks_in_flight(stage)) * plan.layers_per_chunk();
+    m.activations_bytes = layer.kept_bytes * (kept_layers - 1) + working;
+    if (in.run.recompute == Recompute::NONE) m.activations_bytes = working * kept_layers;
     m.kv_cache_bytes = m.kv_cache_seed_bytes = 0;  // no cache across steps: K and V are among the activations
     m.gradients_bytes = m.weights_bytes;
     m.optimizer_states_bytes = params * 12;
@@ -81,7 +97,7 @@ MemoryBreakdown prefill_memory(const WorkloadInputs& in) {
     if (in.parallel.zero >= 2) m.gradients_bytes /= shards;
     if (in.parallel.zero >= 3) {
       double largest_layer = 0;
-      for (int l = 0; l < in.model.layers; ++l) largest_layer = std::max(largest_layer, layer_weight_bytes(in, l).total);
+      for (int l : layers) largest_layer = std::max(largest_layer, layer_weight_bytes(in, l).total);
       m.weights_bytes = m.weights_bytes / shards + largest_layer;
     }
   }

@@ -41,7 +41,12 @@ struct LayerWeightBytes {
 };
 LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer);
 
+// The GPU that needs the most: with pipeline stages, the stage whose breakdown totals highest.
 MemoryBreakdown prefill_memory(const WorkloadInputs& in);
+// A GPU of pipeline stage `stage` (parallel.pp): its layers only (workloads/pipeline_schedule.hpp), the input
+// embedding on the first stage and the output one on the last, a pipeline's KV cache for every micro-batch, and in
+// training the activations of the chunk passes it runs forward before their backward.
+MemoryBreakdown stage_memory(const WorkloadInputs& in, int stage);
 
 // One layer's share, for the memory timeline (sim/engine/memory_timeline.cpp): the KV it caches (inference), its working
 // set while it runs, and what a training forward keeps of it for the backward pass (run.recompute). The closed

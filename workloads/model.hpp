@@ -131,11 +131,19 @@ enum class GradSync : std::uint8_t { NONE, OVERLAP, END };
 constexpr EnumNames<GradSync, 3> kGradSyncNames{
     {{{GradSync::OVERLAP, "overlap"}, {GradSync::END, "end"}, {GradSync::NONE, "none"}}}};
 
+// parallel.pp_schedule: the order a pipeline stage runs its micro-batches (workloads/pipeline_schedule.hpp).
+enum class PipelineSchedule : std::uint8_t { ONE_F_ONE_B, INTERLEAVED, GPIPE };
+constexpr EnumNames<PipelineSchedule, 3> kPipelineScheduleNames{{{{PipelineSchedule::ONE_F_ONE_B, "1f1b"},
+                                                                  {PipelineSchedule::INTERLEAVED, "interleaved"},
+                                                                  {PipelineSchedule::GPIPE, "gpipe"}}}};
+
 struct ParallelSpec {
   int cp = 1;
   int tp = 1;
   int dp = 1;  // replicas of the CP x TP group (placement only: every replica runs the same schedule)
-  int pp = 1;  // pipeline stages (placement only, as dp)
+  int pp = 1;  // pipeline stages, each holding L / pp layers on its own CP x TP group (workloads/pipeline_schedule.hpp)
+  PipelineSchedule pp_schedule = PipelineSchedule::ONE_F_ONE_B;
+  int pp_virtual_stages = 1;  // model chunks per stage (interleaved schedule)
   int ep = 1;  // expert parallelism for MoE layers: 1, tp (experts over the TP group) or tp * cp (over all GPUs)
   double ep_hot_share = 0;        // share of each GPU's routed tokens sent to EP rank 0's experts; 0 = uniform
   double ep_capacity_factor = 0;  // cap on an EP rank's routed load, times the uniform load; 0 = no cap

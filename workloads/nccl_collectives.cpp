@@ -202,6 +202,14 @@ RankTasks CollectiveMachine::run(CollectiveOp op, TaskGraph& g, const std::vecto
                                  const CollectiveTag& tag, const RankTasks& ready) const {
   const int n = static_cast<int>(gpus.size());
   if (n == 1) return ready;
+  if (const int offset = g.gpu_offset(); offset != 0) {  // plan on the GPUs the flows land on; emit them unshifted
+    std::vector<int> shifted;
+    for (int gpu : gpus) shifted.push_back(gpu + offset);
+    g.set_gpu_offset(0);
+    RankTasks done = run(op, g, shifted, bytes, tag, ready);
+    g.set_gpu_offset(offset);
+    return done;
+  }
   const GroupShape s = shape_of(gpus);
   const CollectiveChoice c = choose(op, gpus, bytes, tag.traffic);
   const int nodes = static_cast<int>(s.nodes.size());

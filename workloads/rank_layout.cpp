@@ -10,12 +10,13 @@ std::vector<int> RankLayout::cp_group(int tp_rank) const {
   return g;
 }
 
+bool RankLayout::dp_inside_pp() const {  // order lists dp before pp when dp is the inner of the two
+  return std::find(p_.order.begin(), p_.order.end(), "dp") < std::find(p_.order.begin(), p_.order.end(), "pp");
+}
+
 std::pair<int, int> RankLayout::replica(int gpu) const {
   const int outer = gpu / used_gpus();
-  // order lists pp before dp when pp is the inner of the two.
-  const bool pp_inner = std::find(p_.order.begin(), p_.order.end(), "pp") <
-                        std::find(p_.order.begin(), p_.order.end(), "dp");
-  return pp_inner ? std::pair{outer / p_.pp, outer % p_.pp} : std::pair{outer % p_.dp, outer / p_.dp};
+  return dp_inside_pp() ? std::pair{outer % p_.dp, outer / p_.dp} : std::pair{outer / p_.pp, outer % p_.pp};
 }
 
 std::vector<int> RankLayout::tp_group(int cp_rank) const {

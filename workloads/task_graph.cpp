@@ -25,6 +25,7 @@ std::string LayerInfo::display_name() const {
   std::string name = fmt::format("layer {}{}", layer, backward ? " backward" : "");
   if (place.micro_batch >= 0) name = fmt::format("micro-batch {} \u00b7 {}", place.micro_batch, name);
   if (place.decode_step >= 0) name = fmt::format("decode step {} \u00b7 {}", place.decode_step, name);
+  if (place.stage >= 0) name = fmt::format("stage {} \u00b7 {}", place.stage, name);
   return name;
 }
 
@@ -61,6 +62,7 @@ TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int s
   Task t;
   t.kind = TaskKind::COMPUTE;
   t.name = intern(name);
+  gpu += gpu_offset_;
   t.gpu = gpu;
   t.layer = layer;
   t.step = step;
@@ -77,6 +79,7 @@ TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int s
 TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, const std::string& name, int layer,
                            int step) {
   if (src == dst) throw std::logic_error("flow from a GPU to itself: " + name);
+  src += gpu_offset_, dst += gpu_offset_;
   check_limit();
   Task t;
   t.kind = TaskKind::FLOW;
@@ -121,6 +124,9 @@ TaskGraph::Successors TaskGraph::successors(TaskId id) const {
 
 void TaskGraph::replicate(int copies, int gpu_stride) {
   const std::size_t n = tasks_.size(), e = edges_.size();
+  std::vector<int> used;  // the GPUs of copy 0 with a compute stream tail
+  for (int gpu = 0; gpu < gpu_count_; ++gpu)
+    if (last_compute_[gpu] >= 0) used.push_back(gpu);
   tasks_.reserve(n * copies);
   edges_.reserve(e * copies);
   for (int k = 1; k < copies; ++k) {
@@ -134,8 +140,7 @@ void TaskGraph::replicate(int copies, int gpu_stride) {
       tasks_.push_back(t);
     }
     for (std::size_t i = 0; i < e; ++i) edges_.emplace_back(edges_[i].first + id_offset, edges_[i].second + id_offset);
-    for (int gpu = 0; gpu < gpu_stride; ++gpu)
-      if (last_compute_[gpu] >= 0) last_compute_[gpu + gpu_offset] = last_compute_[gpu] + id_offset;
+    for (int gpu : used) last_compute_[gpu + gpu_offset] = last_compute_[gpu] + id_offset;
   }
 }
 

@@ -27,6 +27,7 @@ struct LayerPlace {
   int model_layer = -1;
   int decode_step = -1;
   int micro_batch = -1;
+  int stage = -1;  // pipeline stage when parallel.pp > 1
 };
 
 struct LayerInfo {
@@ -93,8 +94,13 @@ class TaskGraph {
   void depend(TaskId task, TaskId prerequisite);
   void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
 
+  // GPUs given to add_compute and add_flow are shifted by `offset` (a pipeline stage's tasks are built on its
+  // replica-local GPU numbers 0 .. cp*tp-1 and land on the stage's GPUs).
+  void set_gpu_offset(int offset) { gpu_offset_ = offset; }
+  int gpu_offset() const { return gpu_offset_; }
+
   // Appends copies 1..copies-1 of the whole graph, copy k on GPUs shifted by k * gpu_stride and task ids by k * the
-  // current size (data-parallel replicas side by side; the graph must use GPUs [0, gpu_stride) only).
+  // current size (data-parallel replicas side by side; copies must not overlap copy 0's GPUs).
   void replicate(int copies, int gpu_stride);
 
   // The tasks that wait for `id`. Dependencies are kept as one edge list (no allocation per task: graphs reach
@@ -130,6 +136,7 @@ class TaskGraph {
   std::uint16_t intern(const std::string& name);
 
   int gpu_count_;
+  int gpu_offset_ = 0;
   const CollectiveMachine* machine_ = nullptr;
   std::size_t task_limit_ = SIZE_MAX;
   void check_limit() const;

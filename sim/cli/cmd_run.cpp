@@ -22,6 +22,7 @@
 #include "sim/scenario/units.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 #include "workloads/decode.hpp"
+#include "workloads/rank_layout.hpp"
 
 namespace cpsim {
 namespace {
@@ -60,7 +61,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu, &scenario.platform};
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
     spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
-                 scenario.parallel.cp * scenario.parallel.tp);
+                 RankLayout(scenario.parallel).simulated_gpus());
     const ExecutionResult result = [&] {
       RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
       return execute(graph, scenario.platform, scenario.contention,

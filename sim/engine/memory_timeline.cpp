@@ -6,11 +6,10 @@
 
 namespace cpsim {
 
-std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const TaskGraph& g, const MemoryBreakdown& base,
+std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const TaskGraph& g,
+                                             const std::vector<MemoryBreakdown>& base,
                                              const std::vector<std::vector<LayerWindow>>& windows) {
   const bool train = in.run.phase == Phase::TRAIN, decode = in.run.phase == Phase::DECODE;
-  const double held = base.weights_bytes + base.gradients_bytes + base.optimizer_states_bytes +
-                      base.framework_reserve_bytes + (decode ? base.kv_cache_bytes : 0);
   std::map<LayerKinds, LayerMemory> by_kind;  // layer_memory depends on the kind only
   const std::size_t gpus = windows.empty() ? 0 : windows.front().size();
   std::vector<MemoryTimeline> out(gpus);
@@ -40,7 +39,9 @@ std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const Tas
       return a.first != b.first ? a.first < b.first : a.second < b.second;
     });
     MemoryTimeline& t = out[gpu];
-    double bytes = held;
+    const MemoryBreakdown& b = base[gpu];
+    double bytes = b.weights_bytes + b.gradients_bytes + b.optimizer_states_bytes + b.framework_reserve_bytes +
+                   (decode ? b.kv_cache_bytes : 0);
     t.points.push_back({0, bytes});
     t.peak_bytes = bytes;
     for (const auto& [when, delta] : changes) {

@@ -23,9 +23,10 @@ struct LayerWindow {
   double first = 1e300, last = -1;
 };
 
-// windows[layer][gpu]; `base` is the closed-form breakdown (its weights, gradients, optimizer states and, for
-// decode, KV cache are held throughout).
-std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const TaskGraph& g, const MemoryBreakdown& base,
+// windows[layer][gpu]; `base[gpu]` is the GPU's closed-form breakdown (its weights, gradients, optimizer states
+// and, for decode, KV cache are held throughout; a pipeline stage's differ).
+std::vector<MemoryTimeline> memory_timelines(const WorkloadInputs& in, const TaskGraph& g,
+                                             const std::vector<MemoryBreakdown>& base,
                                              const std::vector<std::vector<LayerWindow>>& windows);
 
 }  // namespace cpsim

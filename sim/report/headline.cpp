@@ -12,12 +12,14 @@ std::string share(double part_s, double whole_s) {
 }
 
 std::string phase_figure(const Scenario& s, const Metrics& m) {
-  const std::string shape = fmt::format("{} layer{} of {}, cp {} x tp {}", s.model.layers,
-                                        s.model.layers == 1 ? "" : "s", s.model.name, s.parallel.cp, s.parallel.tp);
+  const std::string shape = fmt::format("{} layer{} of {}, cp {} x tp {}{}", s.model.layers,
+                                        s.model.layers == 1 ? "" : "s", s.model.name, s.parallel.cp, s.parallel.tp,
+                                        s.parallel.pp > 1 ? fmt::format(" x pp {}", s.parallel.pp) : "");
   switch (s.run.phase) {
     case Phase::PREFILL:
-      return fmt::format("{}: TTFT {} (prefill of {} tokens; {})", s.name, format_time(m.makespan_s), s.run.seq_len,
-                         shape);
+      // Several micro-batches: the makespan is the last one's time to first token.
+      return fmt::format("{}: TTFT {} (prefill of {} tokens{}; {})", s.name, format_time(m.makespan_s), s.run.seq_len,
+                         s.run.micro_batches > 1 ? fmt::format(" x {} micro-batches", s.run.micro_batches) : "", shape);
     case Phase::DECODE:
       return fmt::format("{}: time per output token {} ({} tokens in {} after a {}-token context; {})", s.name,
                          format_time(m.makespan_s / s.run.new_tokens), s.run.new_tokens, format_time(m.makespan_s),
@@ -65,6 +67,14 @@ std::vector<std::string> headline_lines(const Scenario& s, const Metrics& m) {
                                 share(idle_s, m.makespan_s)));
   }
   lines.push_back("  " + memory_line(m));
+  if (m.pipeline) {
+    const PipelineMetrics& p = *m.pipeline;
+    lines.push_back(fmt::format("  pipeline: {} stages x {} micro-batches ({}{}): bubble up to {:.1f}% of the step "
+                                "(ideal (pp-1)/(v*m+pp-1) = {:.1f}%)",
+                                p.stages, p.micro_batches, p.schedule,
+                                p.virtual_stages > 1 ? fmt::format(", {} chunks per stage", p.virtual_stages) : "",
+                                100 * p.bubble_fraction, 100 * p.ideal_bubble_fraction));
+  }
   lines.push_back(fmt::format("  {} layer passes simulated ({} tasks, {} flows)", m.layers.size(), m.tasks, m.flows));
   for (const auto& v : m.volumes)
     lines.push_back(fmt::format("  {} / {}: {} received per rank per layer (formula: {})", v.layer_kind,

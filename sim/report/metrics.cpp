@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/report/pipeline_metrics.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/volumes.hpp"
 
@@ -67,8 +68,10 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   m.flows = g.flow_count();
   const int gpus = RankLayout(s.parallel).simulated_gpus();
   const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
-  const MemoryBreakdown memory = prefill_memory(in);
   const RankLayout layout(s.parallel);
+  std::vector<MemoryBreakdown> stage_memories;
+  for (int stage = 0; stage < s.parallel.pp; ++stage) stage_memories.push_back(stage_memory(in, stage));
+  std::vector<MemoryBreakdown> memory;  // per GPU
   for (int gpu = 0; gpu < gpus; ++gpu) {
     RankMetrics rm;
     rm.gpu = gpu;
@@ -77,7 +80,9 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     rm.dp_rank = layout.replica(gpu).first;
     rm.cp_rank = layout.coord(gpu).cp;
     rm.tp_rank = layout.coord(gpu).tp;
-    rm.memory = memory;
+    rm.pp_stage = layout.stage(gpu);
+    rm.memory = stage_memories[rm.pp_stage];
+    memory.push_back(rm.memory);
     m.ranks.push_back(rm);
   }
 
@@ -218,6 +223,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     }
     m.volumes.push_back(row);
   }
+  add_pipeline_metrics(s, m);
   return m;
 }
 

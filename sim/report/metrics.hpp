@@ -41,7 +41,7 @@ struct LayerMetrics {
 };
 
 struct RankMetrics {
-  int gpu = 0, node = 0, local_gpu = 0, dp_rank = 0, cp_rank = 0, tp_rank = 0;
+  int gpu = 0, node = 0, local_gpu = 0, dp_rank = 0, cp_rank = 0, tp_rank = 0, pp_stage = 0;
   double compute_busy_s = 0;
   double exposed_comm_s = 0;
   ContentionMetrics contention;
@@ -69,6 +69,22 @@ struct KindBreakdown {
   double cp_bytes_total = 0;               // all ranks, all its layers
 };
 
+// One pipeline stage (sim/report/pipeline_metrics.hpp).
+struct StageMetrics {
+  int stage = 0, first_gpu = 0, layers = 0, passes = 0;
+  double busy_s = 0;    // time it runs some pass (union of its pass windows)
+  double bubble_s = 0;  // makespan - busy_s: waiting on the other stages
+  double memory_peak_bytes = 0;  // the highest peak of its GPUs
+};
+
+struct PipelineMetrics {
+  int stages = 1, virtual_stages = 1, micro_batches = 1;
+  std::string schedule;
+  double ideal_bubble_fraction = 0;  // (pp - 1) / (v M + pp - 1)
+  double bubble_fraction = 0;        // the largest stage bubble over the makespan
+  std::vector<StageMetrics> stage_metrics;
+};
+
 struct Metrics {
   double makespan_s = 0;
   std::size_t tasks = 0, flows = 0;
@@ -80,6 +96,7 @@ struct Metrics {
   MemoryVerdict memory;   // the highest timeline peak of any GPU, against the GPU's HBM
   int memory_peak_gpu = 0;
   std::vector<MemoryTimeline> memory_timelines;  // per GPU (sim/engine/memory_timeline.hpp): the trace's memory tracks
+  std::optional<PipelineMetrics> pipeline;        // parallel.pp > 1
 };
 
 Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r);

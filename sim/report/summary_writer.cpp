@@ -165,6 +165,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                      {"dp_rank", r.dp_rank},
                      {"cp_rank", r.cp_rank},
                      {"tp_rank", r.tp_rank},
+                     {"pp_stage", r.pp_stage},
                      {"compute_busy_s", r.compute_busy_s},
                      {"exposed_comm_s", r.exposed_comm_s},
                      {"contention", contention_json(r.contention)},
@@ -190,6 +191,25 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                  {"fits", m.memory.fits},
                  {"overflow_bytes", bytes(m.memory.overflow_bytes)},
                  {"largest_term", m.memory.largest_term}};
+
+  if (m.pipeline) {
+    json stages = json::array();
+    for (const StageMetrics& st : m.pipeline->stage_metrics)
+      stages.push_back({{"stage", st.stage},
+                        {"first_gpu", st.first_gpu},
+                        {"layers", st.layers},
+                        {"passes", st.passes},
+                        {"busy_s", st.busy_s},
+                        {"bubble_s", st.bubble_s},
+                        {"memory_peak_bytes", bytes(st.memory_peak_bytes)}});
+    j["pipeline"] = {{"stages", m.pipeline->stages},
+                     {"virtual_stages", m.pipeline->virtual_stages},
+                     {"micro_batches", m.pipeline->micro_batches},
+                     {"schedule", m.pipeline->schedule},
+                     {"bubble_fraction", m.pipeline->bubble_fraction},
+                     {"ideal_bubble_fraction", m.pipeline->ideal_bubble_fraction},
+                     {"per_stage", stages}};
+  }
 
   json volumes = json::array();
   for (const auto& v : m.volumes) {

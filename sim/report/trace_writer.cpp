@@ -105,7 +105,8 @@ class TraceBuilder {
       const auto c = layout.coord(gpu);
       const int p = pid(gpu);
       // Replicas simulated side by side (gradient sync) also name their DP rank.
-      const std::string dp = s_.parallel.simulated_dp > 1 ? fmt::format("dp{} ", layout.replica(gpu).first) : "";
+      std::string dp = s_.parallel.simulated_dp > 1 ? fmt::format("dp{} ", layout.replica(gpu).first) : "";
+      if (s_.parallel.pp > 1) dp += fmt::format("stage {} ", layout.stage(gpu));
       event(fmt::format(R"J({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"node{} gpu{} ({}cp{} tp{})"}}}})J",
                         p, slot.node, slot.local_gpu, dp, c.cp, c.tp));
       event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", p, gpu));

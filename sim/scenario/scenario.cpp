@@ -183,6 +183,16 @@ ParallelSpec read_parallel(MapReader& r, Phase phase) {
   p.tp = static_cast<int>(r.integer_or("tp", 1, 1));
   p.dp = static_cast<int>(r.integer_or("dp", 1, 1));
   p.pp = static_cast<int>(r.integer_or("pp", 1, 1));
+  p.pp_schedule = r.choice_or("pp_schedule", kPipelineScheduleNames, PipelineSchedule::ONE_F_ONE_B);
+  const bool interleaved = p.pp_schedule == PipelineSchedule::INTERLEAVED;
+  p.pp_virtual_stages = static_cast<int>(r.integer_or("pp_virtual_stages", interleaved ? 2 : 1, 1));
+  if (r.has("pp_schedule") && p.pp == 1) r.fail("pp_schedule", "a pipeline schedule needs stages (parallel.pp > 1)");
+  if (interleaved && p.pp_virtual_stages < 2)
+    r.fail("pp_virtual_stages", "the interleaved schedule runs at least 2 model chunks per stage");
+  if (!interleaved && p.pp_virtual_stages != 1)
+    r.fail("pp_virtual_stages", "model chunks per stage need parallel.pp_schedule: interleaved");
+  if (p.pp > 1 && phase == Phase::DECODE)
+    r.fail("pp", "pipeline stages are simulated in prefill and training; decode with pp > 1 is not modelled");
   p.ep = static_cast<int>(r.integer_or("ep", 1, 1));
   if (p.ep != 1 && p.ep != p.tp && p.ep != p.tp * p.cp)
     r.fail("ep", fmt::format("ep spreads experts over the TP group or over all CP x TP GPUs: 1, tp ({}) or tp * cp "
@@ -223,6 +233,9 @@ ParallelSpec read_parallel(MapReader& r, Phase phase) {
     p.order = order;
     p.cp_inner = order[0] == "cp";
   }
+  // Pipeline stages are simulated, so the GPUs between two stages of replica 0 (dp inside pp) are simulated too.
+  const bool dp_inside_pp = std::find(p.order.begin(), p.order.end(), "dp") < std::find(p.order.begin(), p.order.end(), "pp");
+  if (p.pp > 1 && dp_inside_pp) p.simulated_dp = p.dp;
   if (p.grad_sync != GradSync::NONE) {
     p.simulated_dp = p.dp;
     // Replicas are simulated side by side on consecutive GPU blocks, so pipeline stages may not sit between them.
@@ -343,6 +356,26 @@ void check_phase_support(const Scenario& s, MapReader& top) {
     }
 }
 
+// Pipeline stages (workloads/pipeline_schedule.hpp): whole chunks of layers, enough micro-batches for the
+// interleaved schedule, and stages that tile the nodes alike (a stage's collectives are planned on its own GPUs).
+void check_pipeline(const Scenario& s, MapReader& top) {
+  MapReader par(top.self()["parallel"], top.source(), "parallel");
+  const ParallelSpec& p = s.parallel;
+  const int chunks = p.pp * p.pp_virtual_stages;
+  if (s.model.layers % chunks != 0)
+    par.fail(p.pp_virtual_stages > 1 ? "pp_virtual_stages" : "pp",
+             fmt::format("the model's {} layers must split evenly into pp x pp_virtual_stages = {} chunks",
+                         s.model.layers, chunks));
+  if (p.pp_schedule == PipelineSchedule::INTERLEAVED && s.run.phase == Phase::TRAIN && s.run.micro_batches % p.pp != 0)
+    MapReader(top.self()["run"], top.source(), "run")
+        .fail("micro_batches", fmt::format("the interleaved schedule runs micro-batches in groups of pp ({}): got {}",
+                                           p.pp, s.run.micro_batches));
+  const int stage_gpus = p.cp * p.tp, per_node = s.platform.gpus_per_node;
+  if (per_node > 0 && stage_gpus % per_node != 0 && per_node % stage_gpus != 0)
+    par.fail("pp", fmt::format("a pipeline stage's cp x tp = {} GPUs must fill whole {}-GPU nodes or divide one",
+                               stage_gpus, per_node));
+}
+
 void check_plan(const Scenario& s, MapReader& top) {
   check_derived_sizes(s, top);
   const std::int64_t gpus_needed = std::int64_t(s.parallel.cp) * s.parallel.tp;
@@ -357,6 +390,7 @@ void check_plan(const Scenario& s, MapReader& top) {
     par.fail(s.parallel.dp > 1 ? "dp" : "pp",
              fmt::format("dp x pp x cp x tp = {:.0f} GPUs, but the platform has {}", all_gpus, s.platform.gpu_count()));
   }
+  if (s.parallel.pp > 1) check_pipeline(s, top);
   if (s.model.n_heads % s.parallel.tp != 0) {
     MapReader par(top.self()["parallel"], top.source(), "parallel");
     par.fail("tp", fmt::format("n_heads ({}) must be divisible by tp ({})", s.model.n_heads, s.parallel.tp));

@@ -41,3 +41,7 @@ check scenarios/contention-modes.yaml --set model.layers=4 --set 'model.attentio
 check scenarios/contention-modes.yaml --set model.layers=2 --set 'model.attention.pattern=[dense]' --set contention.mode=staggered --set outputs.trace=true
 check scenarios/quickstart.yaml --set model.layers=2 --set parallel.cp=4 --set parallel.tp=2 --set parallel.sequence_parallel=true
 check scenarios/train-ring-vs-ulysses.yaml --set model.layers=2 --set parallel.cp=2 --set parallel.tp=2 --set parallel.dp=2 --set outputs.trace=true
+# Pipeline stages: the seed's CP=8 + PP=4 prefill (one stage per node, activations over InfiniBand), and a 1F1B /
+# interleaved training step with DP replicas and their gradient all-reduce per stage.
+check scenarios/pp4-cp8-1m.yaml --set model.layers=4 --set run.seq_len=64K
+check scenarios/pp4-cp8-1m.yaml --set model.layers=8 --set run.seq_len=32K --set run.phase=train --set parallel.cp=2 --set parallel.dp=2 --set 'parallel.order=[tp, cp, dp, pp]' --set parallel.pp_schedule=interleaved
