@@ -110,6 +110,9 @@ nlohmann::ordered_json point_metrics(const json& s) {
   for (const char* key : {"cp_overlap_with_tp_ep_s", "flow_wait_s", "flow_slowdown_s", "compute_slowdown_s"})
     if (const auto total = fold(s, "ranks", {"contention", key}, sum); total && *total > 0)
       m[std::string("contention.") + key] = *total;
+  // Pipeline stages: the largest stage bubble and the schedule's ideal, to see micro-batches fill the pipeline.
+  put("pipeline.bubble_fraction", find_path(s, {"pipeline", "bubble_fraction"}));
+  put("pipeline.ideal_bubble_fraction", find_path(s, {"pipeline", "ideal_bubble_fraction"}));
 
   // Per layer kind: the CP bytes a rank receives in one layer (max over ranks and layers) and its check against the
   // seed's formula. Kinds are ordered by name so that the columns do not depend on the summary's order.

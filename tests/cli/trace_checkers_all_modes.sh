@@ -44,4 +44,9 @@ check scenarios/train-ring-vs-ulysses.yaml --set model.layers=2 --set parallel.c
 # Pipeline stages: the seed's CP=8 + PP=4 prefill (one stage per node, activations over InfiniBand), and a 1F1B /
 # interleaved training step with DP replicas and their gradient all-reduce per stage.
 check scenarios/pp4-cp8-1m.yaml --set model.layers=4 --set run.seq_len=64K
+# The trace shows the four stages: every GPU's process names its stage (one stage per 8-GPU node).
+for stage in 0 1 2 3; do
+  grep -q "\"name\":\"node$stage gpu0 (stage $stage cp0 tp0)\"" "$tmp/run$n/trace.json" ||
+    { echo "FAIL: no process named for stage $stage"; exit 1; }
+done
 check scenarios/pp4-cp8-1m.yaml --set model.layers=8 --set run.seq_len=32K --set run.phase=train --set parallel.cp=2 --set parallel.dp=2 --set 'parallel.order=[tp, cp, dp, pp]' --set parallel.pp_schedule=interleaved
