@@ -16,6 +16,7 @@
 #include "workloads/graph_builder.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/pipeline_schedule.hpp"
+#include "workloads/relayout.hpp"
 #include "workloads/attention/partition.hpp"
 #include "workloads/tp_comm_overlap.hpp"
 
@@ -305,7 +306,25 @@ class LayerStackBuilder : GraphBuilder {
     for (int gpu = 0; gpu < gpus; ++gpu)
       after_qkv[gpu] = {compute(gpu, "qkv_proj backward", layer,
                                 twice(gemm(in_, t, d, shape_.q_width() + 2 * shape_.kv_width(), proj_dt)), after_attn[gpu])};
-    return tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
+    const RankTasks done = tp_allreduce(layer, t * d * s, after_qkv, "tp allreduce attn backward");
+    // The input's gradients go back to the previous layer's layout.
+    if (const std::optional<Partition> from = relayout_from(in_, index))
+      return cp_relayout(layer, layer_token_layout(in_, index), *from, done, "cp re-layout backward");
+    return done;
+  }
+
+  // The hidden states of every CP group, from token layout `from` to `to` (workloads/relayout.hpp).
+  RankTasks cp_relayout(int layer, Partition from, Partition to, const RankTasks& ready, const char* name) {
+    const auto bytes = relayout_bytes(in_, from, to);
+    RankTasks out(ready.size());
+    for (int t = 0; t < in_.parallel.tp; ++t) {
+      const auto group = layout_.cp_group(t);
+      RankTasks group_ready;
+      for (int gpu : group) group_ready.push_back(ready[gpu]);
+      const RankTasks done = alltoallv(g_, group, bytes, {Traffic::CP, name, layer}, group_ready);
+      for (std::size_t i = 0; i < group.size(); ++i) out[group[i]] = done[i];
+    }
+    return out;
   }
 
   struct AttentionHalf {
@@ -328,11 +347,17 @@ class LayerStackBuilder : GraphBuilder {
     const double d = in_.model.d_model, t = shape_.tokens, s = shape_.activation_bytes;
     const double qkv_width = shape_.q_width() + 2 * shape_.kv_width();
     RankTasks after_qkv(gpus);
+    // A layer whose kind deals tokens differently from the previous one's first re-lays its input out (a
+    // recomputed forward replays from the input it checkpointed, already in this layer's layout).
+    const std::optional<Partition> relayout = into_layer < 0 ? relayout_from(in_, index) : std::nullopt;
+    const RankTasks input = relayout ? cp_relayout(layer, *relayout, layer_token_layout(in_, index), layer_input,
+                                                   "cp re-layout")
+                                     : layer_input;
     if (overlapped() && sharded) {
-      after_qkv = overlapped_allgather(layer, {"qkv_proj", gemm(in_, t / tp(), d, qkv_width, proj_dt), layer}, layer_input,
+      after_qkv = overlapped_allgather(layer, {"qkv_proj", gemm(in_, t / tp(), d, qkv_width, proj_dt), layer}, input,
                                        "tp allgather attn");
     } else {
-      const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, layer_input, "tp allgather attn") : layer_input;
+      const RankTasks ready = sharded ? tp_allgather(layer, t * d * s, input, "tp allgather attn") : input;
       for (int gpu = 0; gpu < gpus; ++gpu)
         after_qkv[gpu] = {compute(gpu, "qkv_proj", layer, gemm(in_, t, d, qkv_width, proj_dt), ready[gpu])};
     }

@@ -180,6 +180,7 @@ struct DenseCpPlan {
   CpAlgorithm algorithm = CpAlgorithm::RING;
   bool algorithm_given = false;  // cp.dense.algorithm is in the scenario (not the default)
   Partition partition = Partition::ZIGZAG;
+  bool partition_given = false;  // cp.dense.partition is in the scenario
   int ulysses_degree = 1;  // usp: Ulysses group size (ring across cp / ulysses_degree groups)
   double auto_miss_rate_threshold = 0.05;  // auto: pass-Q below this KV miss rate T / (T + cached), else pass-KV
   // auto: how the candidate is chosen. false (`auto_rule: simulated`, the default): the one cpsim simulates faster;

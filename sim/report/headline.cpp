@@ -1,5 +1,6 @@
 #include "sim/report/headline.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "sim/scenario/units.hpp"
@@ -67,6 +68,13 @@ std::vector<std::string> headline_lines(const Scenario& s, const Metrics& m) {
                                 share(idle_s, m.makespan_s)));
   }
   lines.push_back("  " + memory_line(m));
+  int relayouts = 0;
+  double relayout_most = 0;
+  for (const LayerMetrics& l : m.layers)
+    if (l.relayout_bytes > 0) ++relayouts, relayout_most = std::max(relayout_most, l.relayout_bytes);
+  if (relayouts > 0)
+    lines.push_back(fmt::format("  token re-layout between layer kinds: {} layer passes, up to {} received per rank",
+                                relayouts, format_bytes(relayout_most)));
   if (m.pipeline) {
     const PipelineMetrics& p = *m.pipeline;
     lines.push_back(fmt::format("  pipeline: {} stages x {} micro-batches ({}{}): bubble up to {:.1f}% of the step "

@@ -5,6 +5,7 @@
 
 #include "sim/report/pipeline_metrics.hpp"
 #include "workloads/rank_layout.hpp"
+#include "workloads/relayout.hpp"
 #include "workloads/volumes.hpp"
 
 namespace cpsim {
@@ -59,6 +60,9 @@ double uncontended_s(const ExecutionResult& r, TaskId id, const Task& t) {
   return t.duration_s + route.latency_s + (route.links.empty() ? 0.0 : t.bytes / bw_Bps);
 }
 
+// The hidden states' all-to-all between layer kinds of different token layouts (workloads/relayout.hpp).
+bool is_relayout(const TaskGraph& g, const Task& t) { return g.name(t.name).rfind("cp re-layout", 0) == 0; }
+
 }  // namespace
 
 Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r) {
@@ -90,6 +94,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
   // CP bytes received per (layer, gpu).
   std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
+  std::vector<std::vector<double>> relayout_received(n_layers, std::vector<double>(gpus, 0));
   std::vector<ContentionMetrics> layer_contention(n_layers);
   // TP/EP/DP/PP flows touching each GPU, over the whole run: a CP flow of one micro-batch's layer can overlap the
   // collectives of another micro-batch's layer.
@@ -124,7 +129,8 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
       m.ranks[t.peer].bytes_received[cls] += t.bytes;
       m.total_bytes[cls] += t.bytes;
-      if (t.traffic == Traffic::CP && t.layer >= 0) cp_received[t.layer][t.peer] += t.bytes;
+      if (t.traffic == Traffic::CP && t.layer >= 0)  // a re-layout between kinds is not the kind's own traffic
+        (is_relayout(g, t) ? relayout_received : cp_received)[t.layer][t.peer] += t.bytes;
     }
     if (t.layer < 0) continue;
     for (int gpu : {t.gpu, t.peer}) {
@@ -170,6 +176,14 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     }
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
     if (busy_max_s > 0) lm.attention_balance = busy_sum_s / present / busy_max_s;
+    for (double b : relayout_received[l]) lm.relayout_bytes = std::max(lm.relayout_bytes, b);
+    const int model_layer = lm.info.place.model_layer;
+    if (s.run.phase != Phase::DECODE && model_layer >= 0)
+      if (const std::optional<Partition> from = relayout_from(in, model_layer)) {
+        const Partition to = layer_token_layout(in, model_layer);
+        lm.relayout_formula_bytes = lm.info.backward ? relayout_max_received_bytes(in, to, *from)
+                                                     : relayout_max_received_bytes(in, *from, to);
+      }
     lm.contention = layer_contention[l];
     m.layers.push_back(lm);
   }

@@ -37,6 +37,10 @@ struct LayerMetrics {
   // step), over the largest: 1 = the causal split balances the work; 1/N = one GPU does it all.
   double attention_balance = 1;
   int critical_gpu = 0;
+  // CP bytes the GPU receiving most takes in the layer's re-layout from the previous layer's token layout
+  // (workloads/relayout.hpp); not counted in the kind's volume.
+  double relayout_bytes = 0;
+  double relayout_formula_bytes = 0;  // the same from the two layouts (relayout_max_received_bytes)
   ContentionMetrics contention;  // summed over the GPUs
 };
 

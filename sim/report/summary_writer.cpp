@@ -129,7 +129,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                    {"time_per_output_token_s", m.makespan_s / s.run.new_tokens}};
 
   json layers = json::array();
-  for (const auto& l : m.layers)
+  for (const auto& l : m.layers) {
     layers.push_back({{"index", l.info.index},
                       {"kind", l.info.kind_name()},
                       {"cp_algorithm", l.info.algorithm_name()},
@@ -141,6 +141,10 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                       {"attention_balance", l.attention_balance},
                       {"critical_gpu", l.critical_gpu},
                       {"contention", contention_json(l.contention)}});
+    if (l.relayout_bytes > 0 || l.relayout_formula_bytes > 0)  // a layer whose token layout differs from the last
+      layers.back()["relayout"] = {{"simulated_max_rank_received_bytes", bytes(l.relayout_bytes)},
+                                   {"formula_bytes", bytes(l.relayout_formula_bytes)}};
+  }
   j["layers"] = layers;
 
   json kinds = json::array();

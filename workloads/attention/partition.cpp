@@ -1,5 +1,9 @@
 #include "workloads/attention/partition.hpp"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 namespace cpsim {
 namespace {
 // Pairs between two equal chunks of c tokens: full if the key chunk precedes, triangle (with diagonal) if equal.
@@ -52,6 +56,35 @@ BlockGeometry block_geometry(Partition p, bool full_mask, std::uint64_t seq_len,
     case Partition::STRIPED: return {l, l, true};
   }
   return {};
+}
+
+namespace {
+
+// A rank's tokens as runs [first, last) of positions (contiguous: one, zigzag: two); striped has none.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> token_runs(Partition p, std::uint64_t s, int n, int rank) {
+  if (p == Partition::CONTIGUOUS) return {{rank * (s / n), (rank + 1) * (s / n)}};
+  const std::uint64_t c = s / (2 * std::uint64_t(n));
+  return {{rank * c, (rank + 1) * c}, {(2 * n - 1 - rank) * c, (2 * n - rank) * c}};
+}
+
+// Positions t in [0, x) with t mod n = r.
+std::uint64_t count_residue_below(std::uint64_t x, int n, int r) { return x > std::uint64_t(r) ? (x - r - 1) / n + 1 : 0; }
+
+}  // namespace
+
+double shared_tokens(Partition a, int rank_a, Partition b, int rank_b, std::uint64_t seq_len, int cp) {
+  if (a == Partition::STRIPED && b == Partition::STRIPED) return rank_a == rank_b ? double(seq_len / cp) : 0.0;
+  if (a == Partition::STRIPED) return shared_tokens(b, rank_b, a, rank_a, seq_len, cp);
+  double shared = 0;
+  for (const auto& [from, to] : token_runs(a, seq_len, cp, rank_a)) {
+    if (b == Partition::STRIPED) {
+      shared += double(count_residue_below(to, cp, rank_b) - count_residue_below(from, cp, rank_b));
+      continue;
+    }
+    for (const auto& [from_b, to_b] : token_runs(b, seq_len, cp, rank_b))
+      if (std::min(to, to_b) > std::max(from, from_b)) shared += double(std::min(to, to_b) - std::max(from, from_b));
+  }
+  return shared;
 }
 
 }  // namespace cpsim

@@ -30,6 +30,10 @@ struct BlockGeometry {
 };
 BlockGeometry block_geometry(Partition p, bool full_mask, std::uint64_t seq_len, int cp, int q_rank, int kv_rank);
 
+// Tokens of one sequence that rank `rank_a` holds under layout `a` and rank `rank_b` under layout `b`: what a
+// re-layout from a to b moves from rank_a to rank_b (workloads/relayout.hpp). Exact.
+double shared_tokens(Partition a, int rank_a, Partition b, int rank_b, std::uint64_t seq_len, int cp);
+
 // Tokens a rank holds: S / N (the partitions above are all equal-sized).
 inline std::uint64_t tokens_per_rank(std::uint64_t seq_len, int cp) { return seq_len / cp; }
 

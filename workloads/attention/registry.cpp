@@ -51,6 +51,11 @@ AttentionKind register_attention_kind(AttentionKindDef def) {
   return kinds.back().kind;
 }
 
+Partition token_layout(AttentionKind kind, const CpPlan& plan) {
+  const AttentionKindDef& def = attention_kind(kind);
+  return def.token_layout ? def.token_layout(plan) : Partition::CONTIGUOUS;
+}
+
 const AttentionModeDef* find_mode(AttentionKind kind, CpAlgorithm algorithm) {
   return attention_kind(kind).mode(algorithm);
 }

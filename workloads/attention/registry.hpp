@@ -72,6 +72,9 @@ struct AttentionKindDef {
   void (*check)(const KindCheck& c) = nullptr;
   // KV cache one GPU keeps for one layer (nullptr: its local tokens' entries).
   double (*kv_cache_bytes)(const KvCacheInputs& kv) = nullptr;
+  // How the kind's CP lowering deals a sequence's tokens to the ranks (nullptr: contiguous). Consecutive layers
+  // whose kinds deal them differently pay a re-layout all-to-all of the hidden states (workloads/relayout.hpp).
+  Partition (*token_layout)(const CpPlan& plan) = nullptr;
   // summary.json `scenario.cp_plan.<kind>` fields beyond `algorithm`.
   std::vector<std::pair<std::string, std::string>> (*summary_fields)(const CpPlan& plan) = nullptr;
   // Filled in by the registry.
@@ -89,6 +92,9 @@ AttentionKind register_attention_kind(AttentionKindDef def);
 
 // The chosen mode of `kind` (nullptr: the kind has no such algorithm).
 const AttentionModeDef* find_mode(AttentionKind kind, CpAlgorithm algorithm);
+
+// The token layout of `kind` under `plan` (AttentionKindDef::token_layout).
+Partition token_layout(AttentionKind kind, const CpPlan& plan);
 
 // Closed form of (kind, algorithm) for `p` (nullopt: none).
 std::optional<ModeVolume> mode_volume(const CommParams& p, AttentionKind kind, CpAlgorithm algorithm,

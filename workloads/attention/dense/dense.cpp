@@ -118,6 +118,7 @@ void read_dense_plan(MapReader& d, CpPlan& plan) {
   plan.dense.auto_by_miss_rate = d.choice_or("auto_rule", {"simulated", "miss-rate"}, "simulated") == "miss-rate";
   plan.dense.ulysses_degree = static_cast<int>(d.integer_or("ulysses_degree", 1, 1));
   plan.dense.partition = d.choice_or("partition", kPartitionNames, Partition::ZIGZAG);
+  plan.dense.partition_given = d.has("partition");
 }
 
 // The all-to-all splits heads over the Ulysses degree: query heads must divide evenly; KV heads either divide
@@ -168,6 +169,7 @@ AttentionKindDef dense_attention_kind() {
   k.read_plan = read_dense_plan;
   k.check = check_dense;
   k.summary_fields = dense_summary_fields;
+  k.token_layout = [](const CpPlan& plan) { return plan.dense.partition; };  // cp.dense.partition, every algorithm
   return k;
 }
 

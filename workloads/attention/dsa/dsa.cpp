@@ -87,6 +87,12 @@ AttentionKindDef dsa_attention_kind() {
   k.read_plan = read_dsa_plan;
   k.check = check_dsa;
   k.summary_fields = dsa_summary_fields;
+  // AllGather-CP: cp.dsa.partition (round-robin-split or in-seq-split); select-gather splits round-robin.
+  k.token_layout = [](const CpPlan& plan) {
+    return plan.algorithm(AttentionKind::DSA) == CpAlgorithm::ALLGATHER && plan.dsa_partition == DsaSplit::ZIGZAG
+               ? Partition::ZIGZAG
+               : Partition::STRIPED;
+  };
   return k;
 }
 

@@ -47,10 +47,12 @@ double linear_kv_cache_bytes(const KvCacheInputs& kv) {
 }
 
 // LASP-2H (the seed's hybrid): the softmax layers AllGather their KV instead of a ring, one primitive with the
-// linear layers' state AllGather. Unless the scenario names cp.dense.algorithm, lasp2h sets it.
+// linear layers' state AllGather, over the same contiguous split (no re-layout between the two). Unless the
+// scenario names cp.dense.algorithm and cp.dense.partition, lasp2h sets them.
 void read_linear_plan(MapReader&, CpPlan& plan) {
-  if (plan.algorithm(AttentionKind::LINEAR) == CpAlgorithm::LASP2H && !plan.dense.algorithm_given)
-    plan.dense.algorithm = CpAlgorithm::ALLGATHER;
+  if (plan.algorithm(AttentionKind::LINEAR) != CpAlgorithm::LASP2H) return;
+  if (!plan.dense.algorithm_given) plan.dense.algorithm = CpAlgorithm::ALLGATHER;
+  if (!plan.dense.partition_given) plan.dense.partition = Partition::CONTIGUOUS;
 }
 
 void check_linear(const KindCheck& c) {

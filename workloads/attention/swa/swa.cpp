@@ -84,6 +84,10 @@ AttentionKindDef swa_attention_kind() {
               .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_swa_allgather, .decode_volume = allgather_decode_volume}};
   k.check = check_swa;
+  // boundary needs contiguous ranks; allgather is the round-robin route (token t on rank t mod N).
+  k.token_layout = [](const CpPlan& plan) {
+    return plan.algorithm(AttentionKind::SWA) == CpAlgorithm::ALLGATHER ? Partition::STRIPED : Partition::CONTIGUOUS;
+  };
   return k;
 }
 
