@@ -106,3 +106,12 @@ TEST_CASE("train ssm lasp2: the [H, N, d] state AllGather forward and backward",
   CHECK(b.at("ssm / lasp2") == 3 * 32 * 64 * 128 * 2);
   CHECK(b.at("ssm / lasp2-backward") == 3 * 32 * 64 * 128 * 2);
 }
+
+TEST_CASE("train usp: the Ulysses all-to-alls again, the ring backward across the groups", "[train][usp]") {
+  const auto b = rows(train({"cp.dense.algorithm=usp", "cp.dense.ulysses_degree=2"}));
+  // N = 4, u = 2: r = 2 rings. All-to-all: (u-1) * 8192 tokens * 128 * 2 B * (2*32/2 + 2*8/2) = 80 MiB. Ring block:
+  // S/r = 16384 tokens x 2 * (8/2) * 128 * 2 B = 32 MiB; forward (r-1) blocks, backward 2(r-1) + 1 (dK, dV home).
+  const double a2a = 8192.0 * 128 * 2 * 40, block = 16384.0 * 2 * 4 * 128 * 2;
+  CHECK(b.at("dense / usp") == a2a + block);
+  CHECK(b.at("dense / usp-backward") == a2a + 3 * block);
+}

@@ -37,6 +37,7 @@ RankTasks lower_dense_ring(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_allgather(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry);
+RankTasks lower_dense_usp_backward(LayerContext& ctx, const RankTasks& entry);
 RankTasks lower_dense_pass_q(LayerContext& ctx, const RankTasks& entry);
 // Training: the backward passes of the dense ring, ulysses and allgather lowerings (dense/train_attention.cpp).
 RankTasks lower_dense_ring_backward(LayerContext& ctx, const RankTasks& entry);

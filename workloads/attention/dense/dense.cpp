@@ -105,6 +105,20 @@ std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const M
   return v;
 }
 
+// USP's backward: the all-to-alls' volumes again, the ring backward across the groups: (2(r-1) + 1) ring blocks.
+std::optional<ModeVolume> usp_backward_volume(const CommParams& p, const MobaCpPlan&) {
+  const double n = p.N, u = p.ulysses_degree, rings = n / u;
+  const double kv_r = std::max(1.0, p.kv_heads / u), block = (p.B * p.S / rings) * 2 * kv_r * p.head_dim * p.s;
+  const double a2a = (u - 1) * (p.B * p.S / n) * p.head_dim * p.s * (2 * p.q_heads / u + 2 * kv_r);
+  ModeVolume v;
+  v.primitive = "all-to-all of dO and of dQ, dK, dV in Ulysses groups + ring backward across (dK, dV home)";
+  v.bytes = a2a + (2 * (rings - 1) + 1) * block;
+  v.formula = fmt::format("(u-1) * B*S/N * d * s * (2*h_q/u + 2*max(1, h_kv/u)) + (2(N/u-1) + 1) * B*S*u/N * "
+                          "2*max(1, h_kv/u)*d*s  [{}, u={}, h_q={}, h_kv={}, d={}]",
+                          common_params_text(p), u, p.q_heads, p.kv_heads, p.head_dim);
+  return v;
+}
+
 std::optional<ModeVolume> ulysses_backward_volume(const CommParams& p, const MobaCpPlan&) {
   ModeVolume v = ulysses_like_volume(p, true);
   v.primitive = "all-to-all of dO, then of dQ, dK, dV";
@@ -159,7 +173,7 @@ AttentionKindDef dense_attention_kind() {
        allgather_backward_volume},
       {CpAlgorithm::ULYSSES, lower_dense_ulysses, lower_dense_ulysses_backward, ulysses_volume,
        ulysses_backward_volume},
-      {CpAlgorithm::USP, lower_dense_usp, nullptr, usp_volume},
+      {CpAlgorithm::USP, lower_dense_usp, lower_dense_usp_backward, usp_volume, usp_backward_volume},
       {.algorithm = CpAlgorithm::PASS_Q, .forward = lower_dense_pass_q, .volume = pass_q_volume,
        .decode = decode_dense_pass_q, .decode_home = DecodeHome::STEP_OWNER},
       {.algorithm = CpAlgorithm::TREE, .volume = tree_volume, .decode = decode_dense_tree,

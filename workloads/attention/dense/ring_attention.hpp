@@ -22,4 +22,9 @@ struct RingAttentionSpec {
 RankTasks ring_attention(TaskGraph& g, const std::vector<int>& ring_gpus, const RingAttentionSpec& spec,
                          const RankTasks& entry);
 
+// Training's ring backward ends with rank i holding the dK/dV of rank i+1's keys: one more hop of `bytes` home.
+// Returns `done` with each rank also waiting for the hop it sends and the one it receives.
+RankTasks return_dkv_home(TaskGraph& g, const std::vector<int>& ring_gpus, const RankTasks& done, double bytes,
+                          int layer);
+
 }  // namespace cpsim

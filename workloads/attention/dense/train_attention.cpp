@@ -7,6 +7,8 @@
 //              dK, dV back: the same bytes as the forward.
 //   allgather: AllGather of K and V again (not kept), attention backward against all keys, then a reduce-scatter of
 //              the dK/dV computed for every rank's keys: per rank received (N-1)/N * S * c_kv twice.
+//   usp:       the Ulysses all-to-alls as the forward's, the ring backward above across the N/u groups
+//              (ulysses_attention.cpp, lower_dense_usp_backward).
 #include "workloads/cp_group_lowering.hpp"
 #include "workloads/attention/dense/ring_attention.hpp"
 
@@ -26,22 +28,23 @@ RankTasks lower_dense_ring_backward(LayerContext& ctx, const RankTasks& entry) {
                                  return scaled(dense_attention_block(ctx, q, kv), kBackwardFactor);
                                }};
   return for_each_cp_group(ctx, entry, [&](const std::vector<int>& gpus, const RankTasks& in) {
-    const int n = static_cast<int>(gpus.size());
-    RankTasks done = ring_attention(ctx.graph, gpus, spec, in);
-    if (n == 1) return done;
-    // After N-1 hops rank i holds the dK/dV of rank i+1's keys: one more hop home.
-    RankTasks out = done;
-    for (int i = 0; i < n; ++i) {
-      const int owner = (i + 1) % n;
-      const TaskId f = ctx.graph.add_flow(gpus[i], gpus[owner], block_bytes(ctx), Traffic::CP, "ring dkv home",
-                                          ctx.layer, n);
-      ctx.graph.depend_all(f, done[i]);
-      ctx.graph.depend_all(f, done[owner]);
-      out[i].push_back(f);
-      out[owner].push_back(f);
-    }
-    return out;
+    return return_dkv_home(ctx.graph, gpus, ring_attention(ctx.graph, gpus, spec, in), block_bytes(ctx), ctx.layer);
   });
+}
+
+RankTasks return_dkv_home(TaskGraph& g, const std::vector<int>& gpus, const RankTasks& done, double bytes, int layer) {
+  const int n = static_cast<int>(gpus.size());
+  if (n == 1) return done;
+  RankTasks out = done;
+  for (int i = 0; i < n; ++i) {
+    const int owner = (i + 1) % n;
+    const TaskId f = g.add_flow(gpus[i], gpus[owner], bytes, Traffic::CP, "ring dkv home", layer, n);
+    g.depend_all(f, done[i]);
+    g.depend_all(f, done[owner]);
+    out[i].push_back(f);
+    out[owner].push_back(f);
+  }
+  return out;
 }
 
 // The forward lowering's pattern (all-to-all, attention, all-to-all) with the backward attention cost: the

@@ -62,7 +62,16 @@ RankTasks lower_dense_ulysses(LayerContext& ctx, const RankTasks& entry) {
   });
 }
 
+RankTasks lower_dense_usp_backward(LayerContext& ctx, const RankTasks& entry) {
+  LayerContext bwd = ctx;
+  bwd.backward_scale = kBackwardFactor;
+  return lower_dense_usp(bwd, entry);
+}
+
+// With ctx.backward_scale > 1 (training's backward): the all-to-alls carry dO in and dQ, dK, dV out (the forward's
+// volumes), the ring is the ring backward (K, V with their dK, dV: twice the block, then the dK, dV hop home).
 RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry) {
+  const bool backward = ctx.backward_scale > 1;
   const double B = ctx.in.run.batch, S = double(ctx.in.run.seq_len);
   const int n = ctx.in.parallel.cp, u = ctx.in.cp.dense.ulysses_degree, rings = n / u;
   const double c = S / rings;  // tokens per sequence a u-group holds
@@ -77,22 +86,26 @@ RankTasks lower_dense_usp(LayerContext& ctx, const RankTasks& entry) {
       for (int i = 0; i < u; ++i) after_a2a[g * u + i] = done[i];
     }
     RankTasks after_ring(n);
-    const RingAttentionSpec spec{ctx.layer, B * c * 2 * kv_heads * ctx.shape.head_dim * ctx.shape.dtype_bytes,
-                                 [&](int q, int kv) {
+    const double block_bytes = B * c * 2 * kv_heads * ctx.shape.head_dim * ctx.shape.dtype_bytes;
+    const auto scaled = [&](KernelCost k) {
+      return KernelCost{k.duration_s * ctx.backward_scale, k.flops * ctx.backward_scale, k.hbm_bytes * ctx.backward_scale};
+    };
+    const RingAttentionSpec spec{ctx.layer, (backward ? 2 : 1) * block_bytes, [&](int q, int kv) {
                                    if (ctx.in.run.full_mask)
-                                     return heads_attention_cost(ctx, B * c * c, heads, B * c, B * c, kv_heads,
-                                                                 {c, c, 1, 1, Mask::FULL, 1});
+                                     return scaled(heads_attention_cost(ctx, B * c * c, heads, B * c, B * c, kv_heads,
+                                                                        {c, c, 1, 1, Mask::FULL, 1}));
                                    const double pairs = q == kv ? B * c * (c + 1) / 2 : B * c * c / 2;
                                    // Zigzag blocks: causal diagonal, else a half block (c x c/2) non-causal.
                                    const AttentionShape shape = q == kv ? AttentionShape{c, c, 1, 1, Mask::CAUSAL_DIAGONAL, 1}
                                                                         : AttentionShape{c, c / 2, 1, 1, Mask::FULL, 1};
-                                   return heads_attention_cost(ctx, pairs, heads, B * c, B * c, kv_heads, shape);
+                                   return scaled(heads_attention_cost(ctx, pairs, heads, B * c, B * c, kv_heads, shape));
                                  }};
     for (int i = 0; i < u; ++i) {  // rings: the i-th rank of every Ulysses group
       std::vector<int> ring;
       RankTasks ring_in;
       for (int g = 0; g < rings; ++g) ring.push_back(gpus[g * u + i]), ring_in.push_back(after_a2a[g * u + i]);
-      const RankTasks done = ring_attention(ctx.graph, ring, spec, ring_in);
+      RankTasks done = ring_attention(ctx.graph, ring, spec, ring_in);
+      if (backward) done = return_dkv_home(ctx.graph, ring, done, block_bytes, ctx.layer);
       for (int g = 0; g < rings; ++g) after_ring[g * u + i] = done[g];
     }
     RankTasks out(n);
