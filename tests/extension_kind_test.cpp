@@ -105,6 +105,6 @@ TEST_CASE("extension: the toy kind's algorithms and phases come from its registr
                     Catch::Contains("cp.toy.algorithm: 'ring' is not one of: allgather"));
   // No backward lowering registered: training refuses the kind, naming the kinds it models.
   CHECK_THROWS_WITH(test::scenario_from(kToyScenario, {"run.phase=train"}),
-                    Catch::Contains("training is modelled for dense, swa, csa, hca, dsa, linear, ssm layers only; the model has toy layers"));
+                    Catch::Contains("training is modelled for dense, swa, csa, hca, dsa, moba, linear, ssm layers only; the model has toy layers"));
   CHECK_THROWS_AS(register_attention_kind(attention_kind(toy_kind())), std::logic_error);  // one name, one kind
 }

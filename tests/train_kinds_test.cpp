@@ -115,3 +115,21 @@ TEST_CASE("train usp: the Ulysses all-to-alls again, the ring backward across th
   CHECK(b.at("dense / usp") == a2a + block);
   CHECK(b.at("dense / usp-backward") == a2a + 3 * block);
 }
+
+TEST_CASE("train dsa select-gather: the selection again, then the gathered entries' dK, dV back", "[train][dsa]") {
+  const auto b = rows(train({"model.attention.pattern=[dsa]", "cp.dsa.algorithm=select-gather"}));
+  // k = 2048 selections spread over the 4 owners (512 each): 1536 remote; the top-k merge sends k (index + score,
+  // 8 B) to each of the N-1 others. The backward adds the 3 x 512 entries' gradients every owner gets back.
+  const double merge = 3 * 2048 * 8, gather = 1536 * kCkv;
+  CHECK(b.at("dsa / select-gather") == merge + gather);
+  CHECK(b.at("dsa / select-gather-backward") == merge + 2 * gather);
+}
+
+TEST_CASE("train moba: the block gather again, then the blocks' gradients back to their owners", "[train][moba]") {
+  const test::Run r = train({"model.attention.pattern=[moba]"});
+  const auto b = rows(r);
+  // Uniform selection is symmetric: every rank returns as many blocks as it is sent, so the backward receives the
+  // forward's traffic plus its block gather once more.
+  const double centroids = 3.0 * 8192 / 512 * 1024 * 2;  // (N-1) * L / B_blk centroids of d_kv = 1024, bf16
+  CHECK(b.at("moba / gather-backward") == 2 * b.at("moba / gather") - centroids);
+}

@@ -20,6 +20,19 @@ double max_remote_selections(int k, int n, const MobaCpPlan& plan) {
   return worst;
 }
 
+double max_remote_selections_and_returns(int k, int n, const MobaCpPlan& plan) {
+  std::vector<std::vector<int>> owners;
+  for (int q = 0; q < n; ++q) owners.push_back(selections_per_owner(k, n, q, plan));
+  int worst = 0;
+  for (int r = 0; r < n; ++r) {
+    int received = k - owners[r][r];
+    for (int q = 0; q < n; ++q)
+      if (q != r) received += owners[q][r];
+    worst = std::max(worst, received);
+  }
+  return worst;
+}
+
 const char* selection_name(BlockSelection s) { return kBlockSelectionNames.name(s); }
 
 }  // namespace cpsim
@@ -53,6 +66,19 @@ ModeVolume kv_allgather_volume(const CommParams& p) {
   v.primitive = "AllGather";
   v.bytes = (n - 1) * local * ckv;
   v.formula = fmt::format("(N-1)/N * B*S * c_kv  [{}, c_kv={}]", common_params_text(p), ckv);
+  return v;
+}
+
+ModeVolume select_gather_backward_volume(const CommParams& p, double k, bool exact) {
+  ModeVolume v = select_gather_volume(p, k, exact);
+  const double n = p.N, ckv = p.c_kv();
+  const double remote = max_remote_selections(static_cast<int>(k), static_cast<int>(n), MobaCpPlan{});
+  const double both = max_remote_selections_and_returns(static_cast<int>(k), static_cast<int>(n), MobaCpPlan{});
+  v.bytes += p.B * (both - remote) * ckv;
+  v.primitive += " again + dK, dV of the gathered entries back to their owners";
+  v.formula = fmt::format("forward with k_remote -> k_remote + k_returned = {} (uniform)  [{}]", both, v.formula);
+  v.seed_bytes.reset();
+  v.seed_formula.clear();
   return v;
 }
 

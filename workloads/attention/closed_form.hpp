@@ -48,6 +48,9 @@ struct ModeVolume {
 std::string common_params_text(const CommParams& p);
 // Most selections a query rank must fetch from other ranks (k split over owners, own share local).
 double max_remote_selections(int k, int n, const MobaCpPlan& plan);
+// Training's backward: the most a rank receives of selections gathered again plus gradients returned to it as an
+// owner, max over r of (k - own_r) + sum over q != r of owners_q[r].
+double max_remote_selections_and_returns(int k, int n, const MobaCpPlan& plan);
 const char* selection_name(BlockSelection s);  // uniform | recency | skewed
 // AllGather of every rank's full KV block: (N-1)/N * B*S * c_kv received per rank (dense AllGather-KV, SWA's
 // round-robin fallback).
@@ -58,6 +61,8 @@ ModeVolume compressed_allgather_volume(const CommParams& p, double ratio);
 // Exact: every rank's indexer queries go to every rank first (AllGather, FP8), each returns its top k for each
 // querying rank; approximate: each rank scores its local keys with its own queries only.
 ModeVolume select_gather_volume(const CommParams& p, double k, bool exact);
+// Its training backward: the forward's traffic again, and each rank's gathered entries' dK, dV back to their owners.
+ModeVolume select_gather_backward_volume(const CommParams& p, double k, bool exact);
 
 // Decode (the decode_volume of each mode): a step's token attends the cached context plus the tokens generated so
 // far, itself included; the largest step is the last one, S + new_tokens.

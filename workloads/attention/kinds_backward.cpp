@@ -11,7 +11,11 @@
 //                   same size as M): one AllGather forward, one backward.
 //   linear|ssm/lasp1  the N-1 hop state chain once more (the backward recurrence of dM, same length and bytes):
 //                   2(N-1) serial hops per training step.
-// Select-then-gather and MoBA are not modelled in training yet.
+//   csa|dsa/select-gather  the forward again (indexer, top-k merge, sparse gather: nothing gathered is kept), then
+//                   each rank returns the dK, dV of the entries it gathered to their owners (the gather reversed).
+//   moba/gather     the same: centroids and selected blocks again, then the blocks' dK, dV back to their owners
+//                   (a hot owner receives every rank's gradients: the seed's hot-rank bottleneck, both ways).
+#include "workloads/attention/block_selection.hpp"
 #include "workloads/cp_group_lowering.hpp"
 
 namespace cpsim {
@@ -39,7 +43,50 @@ RankTasks compressed_backward(LayerContext& ctx, const RankTasks& entry, Attenti
   return reduce_gradients(ctx, done, ctx.shape.tokens / ratio, kv_token_bytes(ctx), "compressed dkv reduce-scatter");
 }
 
+// The gradients of what each rank gathered go back to the owners: rank q sends owner o the dK, dV of its
+// owners[q][o] selections (`k` split over the owners by `plan`, block_selection.hpp).
+RankTasks return_selected_gradients(LayerContext& ctx, const RankTasks& done, int k, const MobaCpPlan& plan,
+                                    double bytes_per_selection, const char* name) {
+  return for_each_cp_group(ctx, done, [&](const std::vector<int>& gpus, const RankTasks& in) {
+    const int n = static_cast<int>(gpus.size());
+    RankTasks out = in;
+    for (int q = 0; q < n; ++q) {
+      const std::vector<int> owners = selections_per_owner(k, n, q, plan);
+      for (int o = 0; o < n; ++o) {
+        if (o == q || owners[o] == 0) continue;
+        const TaskId f = ctx.graph.add_flow(gpus[q], gpus[o], owners[o] * bytes_per_selection, Traffic::CP, name,
+                                            ctx.layer, 4);
+        ctx.graph.depend_all(f, in[q]);
+        out[q].push_back(f);
+        out[o].push_back(f);
+      }
+    }
+    return out;
+  });
+}
+
+RankTasks select_gather_backward(LayerContext& ctx, const RankTasks& entry, AttentionLowering forward, int k) {
+  LayerContext b = backward_of(ctx);
+  return return_selected_gradients(ctx, forward(b, entry), k, MobaCpPlan{}, ctx.in.run.batch * kv_token_bytes(ctx),
+                                   "sparse dkv return");
+}
+
 }  // namespace
+
+RankTasks lower_csa_select_gather_backward(LayerContext& ctx, const RankTasks& entry) {
+  return select_gather_backward(ctx, entry, lower_csa_select_gather, ctx.in.model.attention.csa_top_k);
+}
+
+RankTasks lower_dsa_select_gather_backward(LayerContext& ctx, const RankTasks& entry) {
+  return select_gather_backward(ctx, entry, lower_dsa_select_gather, ctx.in.model.attention.dsa_top_k);
+}
+
+RankTasks lower_moba_gather_backward(LayerContext& ctx, const RankTasks& entry) {
+  const AttentionSpec& a = ctx.in.model.attention;
+  LayerContext b = backward_of(ctx);
+  return return_selected_gradients(ctx, lower_moba_gather(b, entry), a.moba_top_k_blocks, ctx.in.cp.moba,
+                                   ctx.in.run.batch * a.moba_block * kv_token_bytes(ctx), "moba block dkv return");
+}
 
 RankTasks lower_swa_boundary_backward(LayerContext& ctx, const RankTasks& entry) {
   LayerContext b = backward_of(ctx);

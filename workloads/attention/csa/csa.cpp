@@ -14,6 +14,9 @@ std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const M
 std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan&) {
   return select_gather_volume(p, p.csa_top_k, p.csa_exact);
 }
+std::optional<ModeVolume> select_gather_backward_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_backward_volume(p, p.csa_top_k, p.csa_exact);
+}
 
 std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
   return backward_of(*allgather_volume(p, m), 2, "AllGather of compressed KV again + reduce-scatter of its gradients");
@@ -40,7 +43,9 @@ AttentionKindDef csa_attention_kind() {
   k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_csa_allgather, .backward = lower_csa_allgather_backward,
               .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_csa_full, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_csa_select_gather, .volume = select_gather_volume,
+             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_csa_select_gather,
+              .backward = lower_csa_select_gather_backward, .volume = select_gather_volume,
+              .backward_volume = select_gather_backward_volume,
               .decode = decode_csa_select_gather, .decode_volume = select_gather_step_volume}};
   k.check = check_csa;
   k.kv_cache_bytes = csa_kv_cache_bytes;

@@ -29,6 +29,9 @@ std::optional<ModeVolume> select_gather_step_volume(const CommParams& p, const M
 std::optional<ModeVolume> select_gather_volume(const CommParams& p, const MobaCpPlan&) {
   return select_gather_volume(p, p.dsa_top_k, p.dsa_exact);
 }
+std::optional<ModeVolume> select_gather_backward_volume(const CommParams& p, const MobaCpPlan&) {
+  return select_gather_backward_volume(p, p.dsa_top_k, p.dsa_exact);
+}
 
 // The full write-back kept the KV: the backward reduce-scatters the hidden states' and KV latents' gradients.
 std::optional<ModeVolume> allgather_backward_volume(const CommParams& p, const MobaCpPlan& m) {
@@ -81,7 +84,9 @@ AttentionKindDef dsa_attention_kind() {
   k.modes = {{.algorithm = CpAlgorithm::ALLGATHER, .forward = lower_dsa_allgather, .backward = lower_dsa_allgather_backward,
               .volume = allgather_volume, .backward_volume = allgather_backward_volume,
               .decode = decode_dsa_full, .decode_volume = no_decode_traffic},
-             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_dsa_select_gather, .volume = select_gather_volume,
+             {.algorithm = CpAlgorithm::SELECT_GATHER, .forward = lower_dsa_select_gather,
+              .backward = lower_dsa_select_gather_backward, .volume = select_gather_volume,
+              .backward_volume = select_gather_backward_volume,
               .decode = decode_dsa_select_gather, .decode_volume = select_gather_step_volume}};
   k.kv_cache_bytes = dsa_kv_cache_bytes;
   k.read_plan = read_dsa_plan;

@@ -26,6 +26,21 @@ std::optional<ModeVolume> gather_volume(const CommParams& p, const MobaCpPlan& s
   return v;
 }
 
+// Training's backward: the forward again, then the selected blocks' dK, dV back to their owners.
+std::optional<ModeVolume> gather_backward_volume(const CommParams& p, const MobaCpPlan& selection) {
+  ModeVolume v = *gather_volume(p, selection);
+  const int k = static_cast<int>(p.moba_top_k_blocks), n = static_cast<int>(p.N);
+  const double remote = max_remote_selections(k, n, selection), both = max_remote_selections_and_returns(k, n, selection);
+  v.bytes += p.B * (both - remote) * p.moba_block * p.c_kv();
+  v.primitive = "centroid AllGather + block gather again + blocks' dK, dV back to their owners";
+  v.formula = fmt::format("forward with k_remote -> k_remote + k_returned = {} ({})  [{}]", both,
+                          selection_name(selection.selection), v.formula);
+  v.seed_bytes.reset();
+  v.seed_formula.clear();
+  v.note.clear();
+  return v;
+}
+
 // Decode: the tail rank receives its selected remote blocks; each owner receives the indices it must serve.
 std::optional<ModeVolume> gather_decode_volume(const CommParams& p, const MobaCpPlan& selection) {
   const int n = static_cast<int>(p.N), home = n - 1;
@@ -71,8 +86,8 @@ AttentionKindDef moba_attention_kind() {
   k.name = "moba";
   k.description = "MoBA block-sparse attention (moba_block, moba_top_k_blocks)";
   k.default_algorithm = CpAlgorithm::GATHER;
-  k.modes = {{.algorithm = CpAlgorithm::GATHER, .forward = lower_moba_gather, .volume = gather_volume,
-              .decode = decode_moba_gather, .decode_volume = gather_decode_volume}};
+  k.modes = {{.algorithm = CpAlgorithm::GATHER, .forward = lower_moba_gather, .backward = lower_moba_gather_backward,
+              .volume = gather_volume, .backward_volume = gather_backward_volume, .decode = decode_moba_gather, .decode_volume = gather_decode_volume}};
   k.read_plan = read_moba_plan;
   k.check = check_moba;
   return k;
