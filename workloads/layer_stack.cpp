@@ -127,21 +127,29 @@ class LayerStackBuilder : GraphBuilder {
             if (in_.run.phase == Phase::TRAIN) arrived[{true, pass.micro_batch, pass.chunk}] = ready;
             continue;
           }
-          const int to_chunk = pass.chunk + (pass.backward ? -1 : 1), to_stage = plan.stage_of_chunk(to_chunk);
-          RankTasks& delivered = arrived[{pass.backward, pass.micro_batch, to_chunk}];
-          delivered.resize(gpus);
-          for (int gpu = 0; gpu < gpus; ++gpu) {
-            const TaskId flow = g_.add_flow(layout_.stage_base(s) + gpu, layout_.stage_base(to_stage) + gpu, p2p_bytes,
-                                            Traffic::PP, pass.backward ? "pp send gradients" : "pp send activations",
-                                            -1, -1);
-            g_.depend_all(flow, ready[gpu]);
-            delivered[gpu] = {flow};
-          }
+          const int to_chunk = pass.chunk + (pass.backward ? -1 : 1);
+          arrived[{pass.backward, pass.micro_batch, to_chunk}] =
+              send_to_stage(s, plan.stage_of_chunk(to_chunk), p2p_bytes,
+                            pass.backward ? "pp send gradients" : "pp send activations", ready);
         }
       }
       if (!progress) throw std::logic_error("pipeline schedule deadlocks");  // a schedule bug, never user input
     }
     stage_ = -1;
+  }
+
+  // Every GPU of stage `from` sends `bytes` to its peer (same CP and TP rank) in stage `to` once `ready` is done;
+  // the receiving GPUs' next pass waits for the flows.
+  RankTasks send_to_stage(int from, int to, double bytes, const char* name, const RankTasks& ready) {
+    RankTasks delivered(ready.size());
+    for (std::size_t gpu = 0; gpu < ready.size(); ++gpu) {
+      const int local = static_cast<int>(gpu);
+      const TaskId flow = g_.add_flow(layout_.stage_base(from) + local, layout_.stage_base(to) + local, bytes,
+                                      Traffic::PP, name, -1, -1);
+      g_.depend_all(flow, ready[gpu]);
+      delivered[gpu] = {flow};
+    }
+    return delivered;
   }
 
   void build_one_stage(std::vector<LayerGradients>& grads) {
