@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -33,7 +34,7 @@ struct PlanRow {
   std::string status = "invalid";  // invalid (the loader's reason) | unfit (not simulated) | ok | failed
   std::string reason;
   int gpus = 0;
-  double tokens = 0;  // per step: B x S (prefill, train), B x new tokens (decode)
+  double tokens = 0;  // per step over every replica: dp x M x B x S (prefill, train), dp x M x B x new tokens (decode)
   MemoryVerdict memory;
   nlohmann::ordered_json metrics;  // sweep_metrics' headline figures of its summary.json
   std::optional<double> makespan_s;
@@ -116,7 +117,7 @@ int plan_search_command(const PlanSearchArgs& args) {
       try {
         s = load_scenario(args.scenario.file, sets);
         r.gpus = s->parallel.cp * s->parallel.tp * s->parallel.dp * s->parallel.pp;
-        r.tokens = double(s->run.batch) * s->run.micro_batches *
+        r.tokens = double(s->run.batch) * s->run.micro_batches * s->parallel.dp *
                    (s->run.phase == Phase::DECODE ? s->run.new_tokens : double(s->run.seq_len));
         r.memory = memory_verdict(prefill_memory({s->model, s->run, s->parallel, s->cp, s->platform.gpu}),
                                   s->platform.gpu.hbm_bytes);
@@ -189,18 +190,35 @@ int plan_search_command(const PlanSearchArgs& args) {
                              unfit);
     simulate(first, "degrees and algorithms");
 
-    // 2. The three best plans under other partitions, placement orders, contention modes (and micro-batches).
-    const std::size_t before = rows.size();
-    const auto leaders = rank();
-    std::vector<std::size_t> leader_rows;
-    for (std::size_t k = 0; k < leaders.size() && k < 3; ++k) leader_rows.push_back(std::size_t(leaders[k] - rows.data()));
-    for (std::size_t i : leader_rows)
-      if (loaded[i])
-        for (auto& variant : plan_refinements(*loaded[i], rows[i].plan, throughput)) judge(std::move(variant));
-    std::vector<std::size_t> second;
-    for (std::size_t i = before; i < rows.size(); ++i)
-      if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) second.push_back(i);
-    if (!second.empty()) simulate(second, "refinements of the three best");
+    // 2. Local search: the three best plans, each with one choice changed; then the three best again, until the
+    // leaders have all been refined (at most kRefinementRounds rounds). A plan already judged is not judged again.
+    std::set<std::string> seen;
+    auto key_of = [](const PlanCandidate& p) {
+      std::vector<std::string> sets = p.sets;
+      std::sort(sets.begin(), sets.end());
+      return fmt::format("{}", fmt::join(sets, " "));
+    };
+    for (const auto& r : rows) seen.insert(key_of(r.plan));
+    std::vector<bool> refined(rows.size(), false);
+    constexpr int kRefinementRounds = 4;
+    for (int round = 1; round <= kRefinementRounds; ++round) {
+      const std::size_t before = rows.size();
+      std::vector<std::size_t> leaders;  // indices: judging appends to `rows`
+      for (const PlanRow* r : rank()) leaders.push_back(std::size_t(r - rows.data()));
+      if (leaders.size() > 3) leaders.resize(3);
+      for (std::size_t i : leaders) {
+        if (refined[i] || !loaded[i]) continue;
+        refined[i] = true;
+        for (auto& variant : plan_refinements(*loaded[i], rows[i].plan, throughput))
+          if (seen.insert(key_of(variant)).second) judge(std::move(variant));
+      }
+      refined.resize(rows.size(), false);
+      std::vector<std::size_t> next;
+      for (std::size_t i = before; i < rows.size(); ++i)
+        if (rows[i].status == "ok" || (!any_fits && rows[i].status == "unfit")) next.push_back(i);
+      if (next.empty()) break;
+      simulate(next, fmt::format("refinements, round {}", round).c_str());
+    }
 
     // 3. Ranked: fitting plans first, then the objective.
     const auto ranked = rank();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `cpsim plan --search` ranks the plans of its space and writes the winner as a runnable scenario. Oracles: on a
-# 2-GPU budget the space is small enough to run exhaustively by hand (tp 1 with cp 1 or 2 under ring, allgather and
-# ulysses; tp 2 with cp 1; the second stage adds the ring's contiguous and striped partitions, ring being among the
-# three best), and the winner must be the fastest of those runs; the winner's scenario, rerun, gives
+# 2-GPU budget the space is small enough to run exhaustively by hand (tp 1 with cp 1, with or without two pipeline
+# stages, or cp 2 under ring, allgather and ulysses; tp 2 with cp 1; the second stage adds the ring's contiguous and
+# striped partitions, ring being among the three best, and nothing more: tp 1 has no placement or contention choice), and the winner must be the fastest of those runs; the winner's scenario, rerun, gives
 # the winner's makespan bit for bit; rows are ranked fits-first by makespan, then by least overflow.
 set -eu
 cpsim=$1; src=$2
@@ -17,7 +17,7 @@ grep -q "^   1  " "$tmp/table.txt" || fail "no ranked table on stdout"
 
 # Every plan of the space, run by hand.
 best=""
-for plan in "parallel.cp=1 parallel.tp=1" "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring" \
+for plan in "parallel.cp=1 parallel.tp=1" "parallel.cp=1 parallel.tp=1 parallel.pp=2" "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring" \
             "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=allgather" \
             "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ulysses" "parallel.cp=1 parallel.tp=2" \
             "parallel.cp=2 parallel.tp=1 cp.dense.algorithm=ring cp.dense.partition=contiguous" \
@@ -33,7 +33,7 @@ done
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 ranked = [r for r in rows if r["rank"]]
-assert len(ranked) == 7, [r["plan"] for r in rows]                      # the whole 2-GPU space was simulated
+assert len(ranked) == 8, [r["plan"] for r in rows]                      # the whole 2-GPU space was simulated
 hand = [float(x) for x in sys.argv[3:]]
 assert float(ranked[0]["makespan_s"]) == min(hand), (ranked[0], hand)   # the winner is the exhaustive optimum
 assert sorted(float(r["makespan_s"]) for r in ranked) == sorted(hand)
