@@ -47,10 +47,12 @@ TEST_CASE("memory verdict: Llama-3-70B training at 256K on 32 H100s fits with fu
   //   tokens per rank t = 262,144 / 4 = 65,536; residual with SP d / tp = 1024; q_w = 1024, d_kv_gpu = 128,
   //   ffn / tp = 3584. Full recomputation keeps each layer's input, t x 2 B x 1024 = 134,217,728; while the first
   //   backward layer recomputes, the 79 other inputs (10,603,200,512) sit beside its working set (which holds its
-  //   own input): t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 4 x 128 + 1024 + 2 x 3584) = 1,577,058,304.
+  //   own input): t x 2 B x (2 x 1024 + 1024 + 2 x 128 + 1024 + 2 x 3584) = 1,509,949,440.
+  //   communication buffers: the ring backward double-buffers K, V and dK, dV hops, 4 blocks of
+  //   t x 2 x d_kv_gpu x 2 B = 33,554,432: 134,217,728
   //   + the framework reserve, 768 MiB = 805,306,368 (run.memory_reserve)
-  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,603,200,512 + 1,577,058,304 + 805,306,368
-  //         = 74,718,904,320 <= 80 GB.
+  //   total = 2 x 17,638,096,896 + 26,457,145,344 + 10,603,200,512 + 1,509,949,440 + 134,217,728 + 805,306,368
+  //         = 74,786,013,184 <= 80 GB.
   const auto load = [](std::vector<std::string> sets) {
     return test::scenario_from(R"(
 name: t
@@ -65,23 +67,25 @@ parallel: {cp: 4, tp: 8, sequence_parallel: true}
   CHECK(m.weights_bytes == 17638096896.0);
   CHECK(m.gradients_bytes == 17638096896.0);
   CHECK(m.optimizer_states_bytes == 26457145344.0);
-  CHECK(m.activations_bytes == 10603200512.0 + 1577058304.0);
+  CHECK(m.activations_bytes == 10603200512.0 + 1509949440.0);
+  CHECK(m.comm_buffers_bytes == 4 * 33554432.0);
   CHECK(m.framework_reserve_bytes == 805306368.0);
-  CHECK(m.total_bytes() == 74718904320.0);
+  CHECK(m.total_bytes() == 74786013184.0);
   CHECK(memory_verdict(m, tuned.platform.gpu.hbm_bytes).fits);
-  // As written (no recomputation, no ZeRO): 80 working sets, 12 B x params of Adam states; activations largest.
+  // As written (no recomputation, no ZeRO): 80 layers' activations, one layer's buffers, 12 B x params of Adam
+  // states; activations largest.
   const MemoryVerdict plain = memory_verdict(prefill_memory(test::inputs_of(load({}))), 80e9);
   CHECK_FALSE(plain.fits);
-  CHECK(plain.need_bytes == 2 * 17638096896.0 + 12 * 8819048448.0 + 80 * 1577058304.0 + 805306368.0);
+  CHECK(plain.need_bytes == 2 * 17638096896.0 + 12 * 8819048448.0 + 80 * 1509949440.0 + 4 * 33554432.0 + 805306368.0);
   CHECK(plain.largest_term == "activations");
   // ZeRO-2 also shards gradients, ZeRO-3 weights (plus the largest layer, gathered: 2 B x 106,954,752).
   const MemoryBreakdown z3 = prefill_memory(test::inputs_of(load({"parallel.zero=3"})));
   CHECK(z3.gradients_bytes == 17638096896.0 / 4);
   CHECK(z3.weights_bytes == 17638096896.0 / 4 + 2 * 106954752.0);
-  // Selective keeps 2 x 1024 + 1024 + 2 x 128 + 1024 = 4352 per token and layer, plus one layer's ring buffers
-  // (4 x 128) and FFN intermediates (2 x 3584).
+  // Selective keeps 2 x 1024 + 1024 + 2 x 128 + 1024 = 4352 per token and layer, plus one layer's FFN
+  // intermediates (2 x 3584); the ring buffers are the comm_buffers term.
   const MemoryBreakdown sel = prefill_memory(test::inputs_of(load({"run.recompute=selective"})));
-  CHECK(sel.activations_bytes == 65536.0 * 2 * (4352.0 * 80 + 512 + 7168));
+  CHECK(sel.activations_bytes == 65536.0 * 2 * (4352.0 * 80 + 7168));
 }
 
 TEST_CASE("memory verdict: recomputation and ZeRO are training settings", "[memory]") {
@@ -112,4 +116,31 @@ TEST_CASE("memory timeline: KV stays, working sets come and go, micro-batches ov
   // Two micro-batches' layers at once (windows [0, 2] and [1, 3]): both working sets live in [1, 2].
   const auto overlapped = memory_timelines(in, g, {base}, {{{0, 2}}, {{1, 3}}});
   CHECK(overlapped[0].peak_bytes == Approx(held + 2 * l.kv_bytes + 2 * l.working_bytes));
+}
+
+TEST_CASE("memory verdict: communication buffers follow the CP algorithm", "[memory]") {
+  // Llama-3-8B at 32K on cp 4, bf16: t = 8192 tokens per rank, d_kv = 8 heads x 128 = 1024, c_kv = 2 x 1024 x 2 B =
+  // 4096 B per token. Oracles by hand (docs/model.md, "Communication buffers"):
+  //   ring: two K, V blocks (double buffering), 2 x 8192 x 4096 = 67,108,864
+  //   allgather: the whole gathered K, V that arrives, (N-1)/N x 32768 x 4096 = 100,663,296
+  //   ulysses (u = 4, h_q = 32, h_kv = 8): the all-to-all receive buffers, (u-1) x t x d x s x (2 h_q/u + 2 h_kv/u)
+  //     = 3 x 8192 x 128 x 2 x (16 + 4) = 125,829,120
+  //   usp (u = 2, 2 rings): the all-to-all's 1 x 8192 x 128 x 2 x (32 + 8) = 83,886,080 plus two ring blocks of
+  //     S/2 tokens x 2 x (8/2) heads x 128 x 2 B = 33,554,432: 150,994,944
+  //   cp 1: none.
+  const auto buffers = [](std::vector<std::string> sets) {
+    return prefill_memory(test::inputs_of(test::scenario_from(test::kSmallScenario, sets))).comm_buffers_bytes;
+  };
+  CHECK(buffers({}) == 67108864.0);
+  CHECK(buffers({"cp.dense.algorithm=allgather"}) == 100663296.0);
+  CHECK(buffers({"cp.dense.algorithm=ulysses"}) == 125829120.0);
+  CHECK(buffers({"cp.dense.algorithm=usp", "cp.dense.ulysses_degree=2"}) == 150994944.0);
+  CHECK(buffers({"parallel.cp=1"}) == 0.0);
+  // The term is in the total, and the timeline's working set of a layer holds it too (peak = closed form for one
+  // micro-batch).
+  const Scenario s = test::scenario_from(test::kSmallScenario, {"cp.dense.algorithm=allgather"});
+  const MemoryBreakdown m = prefill_memory(test::inputs_of(s));
+  CHECK(m.total_bytes() == Approx(m.weights_bytes + m.kv_cache_bytes + m.activations_bytes + 100663296.0 +
+                                  m.framework_reserve_bytes));
+  CHECK(layer_memory(test::inputs_of(s), {AttentionKind::DENSE}).comm_bytes == 100663296.0);
 }

@@ -76,7 +76,7 @@ TEST_CASE("plan space: the second stage changes one choice of a plan at a time",
   // A ring plan at cp 4 x tp 2 (TP traffic meets CP traffic): the two other partitions, CP innermost, the three
   // other contention modes; for throughput also two micro-batches.
   const Scenario s = test::scenario_from(test::kSmallScenario, {"parallel.tp=2"});
-  const PlanCandidate plan{{"parallel.cp=4", "parallel.tp=2"}, "cp=4 tp=2 dense=ring"};
+  const PlanCandidate plan{{"parallel.cp=4", "parallel.tp=2"}, "cp=4 tp=2 dense=ring", {}};
   const std::vector<std::string> expected{"cp=4 tp=2 dense=ring contiguous", "cp=4 tp=2 dense=ring striped",
                                           "cp=4 tp=2 dense=ring order=cp-inner", "cp=4 tp=2 dense=ring exclusive",
                                           "cp=4 tp=2 dense=ring staggered", "cp=4 tp=2 dense=ring subtractive"};
@@ -92,7 +92,7 @@ TEST_CASE("plan space: the second stage changes one choice of a plan at a time",
   CHECK(again.front() == "cp=4 tp=2 dense=ring striped order=cp-inner");  // no partition variant any more
   // A pipeline with micro-batches: its two other schedules.
   const Scenario piped = test::scenario_from(test::kSmallScenario, {"parallel.cp=1", "parallel.pp=2", "run.micro_batches=4"});
-  const PlanCandidate pp_plan{{"parallel.pp=2"}, "cp=1 tp=1 pp=2"};
+  const PlanCandidate pp_plan{{"parallel.pp=2"}, "cp=1 tp=1 pp=2", {}};
   CHECK(labels(plan_refinements(piped, pp_plan, false)) ==
         std::vector<std::string>{"cp=1 tp=1 pp=2 interleaved", "cp=1 tp=1 pp=2 gpipe"});
   // No CP: nothing to refine.

@@ -6,6 +6,7 @@
 #include "sim/scenario/units.hpp"
 #include "workloads/attention/registry.hpp"
 #include "workloads/pipeline_schedule.hpp"
+#include "workloads/volumes.hpp"
 
 namespace cpsim {
 namespace {
@@ -30,7 +31,37 @@ double layer_kv_cache_bytes(const WorkloadInputs& in, const ShardShape& sh, cons
   return bytes;
 }
 
+// Modes whose traffic is a chain of point-to-point hops: a rank double-buffers one hop.
+bool hop_chain(CpAlgorithm a) {
+  return a == CpAlgorithm::RING || a == CpAlgorithm::PASS_Q || a == CpAlgorithm::LASP1;
+}
+
 }  // namespace
+
+double layer_comm_buffer_bytes(const WorkloadInputs& in, const LayerKinds& kinds) {
+  const int n = in.parallel.cp;
+  if (n == 1) return 0;
+  const CommParams p = comm_params(in);
+  const bool train = in.run.phase == Phase::TRAIN;
+  double bytes = 0;
+  for (AttentionKind kind : kinds) {
+    const CpAlgorithm a = in.cp.algorithm(kind);
+    const MobaCpPlan& selection = kind == AttentionKind::MOBA ? in.cp.moba : MobaCpPlan{};
+    const AttentionModeDef* mode = find_mode(kind, a);
+    const auto forward = mode_volume(p, kind, a, selection);
+    if (mode && mode->staging) {
+      bytes += mode->staging(p, train);
+    } else if (!forward) {  // no closed form (dense `auto` before it is resolved): a ring's two K, V blocks
+      bytes += 2 * (p.B * p.S / n) * p.c_kv();
+    } else if (hop_chain(a)) {  // one hop arriving while the previous one is used; gradients travel alongside
+      bytes += (train ? 4 : 2) * forward->bytes / (n - 1);
+    } else {  // everything that arrives at once: all-gathered KV or states, all-to-all receive buffers, selections
+      const auto backward = train ? mode_volume(p, kind, a, selection, true) : std::nullopt;
+      bytes += std::max(forward->bytes, backward ? backward->bytes : 0.0);
+    }
+  }
+  return bytes;
+}
 
 LayerWeightBytes layer_weight_bytes(const WorkloadInputs& in, int layer) {
   const ModelSpec& m = in.model;
@@ -79,15 +110,17 @@ MemoryBreakdown stage_memory(const WorkloadInputs& in, int stage) {
     m.kv_cache_seed_bytes += cached_batches * layer_kv_cache_bytes(in, sh, in.model.layer_kind(l), true);
   }
   m.framework_reserve_bytes = in.run.memory_reserve_bytes;
-  const LayerMemory layer = layer_memory(in, {AttentionKind::DENSE});  // activations do not depend on the kind
-  m.activations_bytes = layer.working_bytes;
+  // Activations do not depend on the kind; the communication buffers do: the stage's largest layer's, one layer's
+  // collectives being in flight at a time.
+  const LayerMemory layer = layer_memory(in, {AttentionKind::DENSE});
+  const double working = layer.working_bytes - layer.comm_bytes;
+  for (int l : layers) m.comm_buffers_bytes = std::max(m.comm_buffers_bytes, layer_comm_buffer_bytes(in, in.model.layer_kind(l)));
+  m.activations_bytes = working;
   if (in.run.phase == Phase::TRAIN) {
     // What the forward keeps for the backward, plus one layer's working set beyond it while it (re)runs: the
     // stage's layers once per chunk pass in flight at its peak (a pipeline's warm-up forwards, 1 without one).
-    const double working = m.activations_bytes;
     const double kept_layers = double(plan.max_chunks_in_flight(stage)) * plan.layers_per_chunk();
     m.activations_bytes = layer.kept_bytes * (kept_layers - 1) + working;
-    if (in.run.recompute == Recompute::NONE) m.activations_bytes = working * kept_layers;
     m.kv_cache_bytes = m.kv_cache_seed_bytes = 0;  // no cache across steps: K and V are among the activations
     m.gradients_bytes = m.weights_bytes;
     m.optimizer_states_bytes = params * 12;
@@ -110,13 +143,15 @@ LayerMemory layer_memory(const WorkloadInputs& in, const LayerKinds& kind) {
   const double ffn = double(in.model.ffn_dim) / in.parallel.tp;
   // One layer's working set. Sequence parallelism shards the residual stream and the normed input over tp.
   const double residual = (in.parallel.sequence_parallel ? d / in.parallel.tp : d);
-  const double ring_buffers = 2 * 2 * sh.kv_width(), ffn_intermediates = 2 * ffn;
+  const double ffn_intermediates = 2 * ffn;
   const double kept = 2 * residual + sh.q_width() + 2 * sh.kv_width() + sh.q_width();
   LayerMemory l;
   l.kv_bytes = in.run.phase == Phase::TRAIN ? 0 : layer_kv_cache_bytes(in, sh, kind);
-  l.working_bytes = t * s * (kept + ring_buffers + ffn_intermediates);
+  l.comm_bytes = layer_comm_buffer_bytes(in, kind);
+  const double activations = t * s * (kept + ffn_intermediates);
+  l.working_bytes = activations + l.comm_bytes;
   switch (in.run.recompute) {  // what a training forward keeps (workloads/model.hpp, Recompute)
-    case Recompute::NONE: l.kept_bytes = l.working_bytes; break;
+    case Recompute::NONE: l.kept_bytes = activations; break;
     case Recompute::SELECTIVE: l.kept_bytes = t * s * kept; break;
     case Recompute::FULL: l.kept_bytes = t * s * residual; break;
   }
@@ -136,6 +171,7 @@ MemoryVerdict memory_verdict(const MemoryBreakdown& m, double capacity_bytes, do
   const std::pair<const char*, double> terms[] = {{"weights", m.weights_bytes},
                                                   {"kv_cache", m.kv_cache_bytes},
                                                   {"activations", m.activations_bytes},
+                                                  {"comm_buffers", m.comm_buffers_bytes},
                                                   {"gradients", m.gradients_bytes},
                                                   {"optimizer_states", m.optimizer_states_bytes},
                                                   {"framework_reserve", m.framework_reserve_bytes}};

@@ -81,7 +81,7 @@ std::vector<PlanCandidate> plan_candidates(const Scenario& base, int gpu_budget)
             PlanCandidate degrees{{fmt::format("parallel.cp={}", cp), fmt::format("parallel.tp={}", tp),
                                    fmt::format("parallel.ep={}", ep), fmt::format("parallel.pp={}", pp),
                                    fmt::format("parallel.dp={}", dp)},
-                                  fmt::format("cp={} tp={}", cp, tp)};
+                                  fmt::format("cp={} tp={}", cp, tp), {}};
             if (pp > 1) degrees.label += fmt::format(" pp={}", pp);
             if (dp > 1) degrees.label += fmt::format(" dp={}", dp);
             if (base.model.moe.experts > 0) degrees.label += fmt::format(" ep={}", ep);

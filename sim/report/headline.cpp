@@ -38,6 +38,7 @@ std::string memory_line(const Metrics& m) {
   const MemoryBreakdown& b = m.ranks[m.memory_peak_gpu].memory;
   std::string terms = fmt::format("weights {}, KV cache {}, activations {}", format_bytes(b.weights_bytes),
                                   format_bytes(b.kv_cache_bytes), format_bytes(b.activations_bytes));
+  if (b.comm_buffers_bytes > 0) terms += fmt::format(", comm buffers {}", format_bytes(b.comm_buffers_bytes));
   if (b.gradients_bytes > 0) terms += fmt::format(", gradients {}", format_bytes(b.gradients_bytes));
   if (b.optimizer_states_bytes > 0) terms += fmt::format(", optimizer {}", format_bytes(b.optimizer_states_bytes));
   if (b.framework_reserve_bytes > 0) terms += fmt::format(", reserve {}", format_bytes(b.framework_reserve_bytes));

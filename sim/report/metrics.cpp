@@ -229,7 +229,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   }
   for (auto& [key, k] : kinds) m.by_kind.push_back(k);
   for (const auto& [key, bytes] : simulated) {
-    VolumeRow row{key.first, key.second, bytes, std::nullopt, ""};
+    VolumeRow row{key.first, key.second, bytes, std::nullopt, "", std::nullopt};
     if (auto f = cp_volume_per_rank(in, *layer_of.at(key))) {
       row.formula_bytes = f->bytes;
       row.formula = f->formula;

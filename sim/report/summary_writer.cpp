@@ -180,6 +180,7 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
                        {"kv_cache", bytes(r.memory.kv_cache_bytes)},
                        {"kv_cache_seed_formula", bytes(r.memory.kv_cache_seed_bytes)},
                        {"activations", bytes(r.memory.activations_bytes)},
+                       {"comm_buffers", bytes(r.memory.comm_buffers_bytes)},
                        {"gradients", bytes(r.memory.gradients_bytes)},
                        {"optimizer_states", bytes(r.memory.optimizer_states_bytes)},
                        {"framework_reserve", bytes(r.memory.framework_reserve_bytes)},

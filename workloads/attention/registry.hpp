@@ -30,6 +30,8 @@ struct AttentionModeDef {
   DecodeLowering decode = nullptr;       // one decode step's attention (nullptr: no decode under this mode)
   DecodeHome decode_home = DecodeHome::TAIL_RANK;  // where the decode token's hidden state lives
   ClosedForm decode_volume = nullptr;    // bytes per decode step (nullptr: `volume` holds the decode form)
+  // CP receive buffers a rank holds while the layer runs (nullptr: the default rule of workloads/memory.hpp).
+  double (*staging)(const CommParams& p, bool training) = nullptr;
   bool prefill() const { return forward != nullptr; }
 };
 

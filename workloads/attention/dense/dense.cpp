@@ -55,6 +55,16 @@ ModeVolume ulysses_like_volume(const CommParams& p, bool ulysses) {
 std::optional<ModeVolume> ulysses_volume(const CommParams& p, const MobaCpPlan&) { return ulysses_like_volume(p, true); }
 std::optional<ModeVolume> usp_volume(const CommParams& p, const MobaCpPlan&) { return ulysses_like_volume(p, false); }
 
+// USP's buffers: the all-to-all's receive buffers (what the Ulysses groups deliver) and the ring's two K, V blocks
+// across the groups (four in training, with dK, dV).
+double usp_staging(const CommParams& p, bool training) {
+  const double n = p.N, u = p.ulysses_degree, rings = n / u;
+  const double kv_r = std::max(1.0, p.kv_heads / u);
+  const double a2a = (u - 1) * (p.B * p.S / n) * p.head_dim * p.s * (2 * p.q_heads / u + 2 * kv_r);
+  const double block = rings > 1 ? (p.B * p.S / rings) * 2 * kv_r * p.head_dim * p.s : 0;
+  return a2a + (training ? 4 : 2) * block;
+}
+
 std::optional<ModeVolume> pass_q_volume(const CommParams& p, const MobaCpPlan&) {
   const double n = p.N, local = p.B * p.S / n;
   const std::string common = common_params_text(p);
@@ -173,7 +183,8 @@ AttentionKindDef dense_attention_kind() {
        allgather_backward_volume},
       {CpAlgorithm::ULYSSES, lower_dense_ulysses, lower_dense_ulysses_backward, ulysses_volume,
        ulysses_backward_volume},
-      {CpAlgorithm::USP, lower_dense_usp, lower_dense_usp_backward, usp_volume, usp_backward_volume},
+      {.algorithm = CpAlgorithm::USP, .forward = lower_dense_usp, .backward = lower_dense_usp_backward,
+       .volume = usp_volume, .backward_volume = usp_backward_volume, .staging = usp_staging},
       {.algorithm = CpAlgorithm::PASS_Q, .forward = lower_dense_pass_q, .volume = pass_q_volume,
        .decode = decode_dense_pass_q, .decode_home = DecodeHome::STEP_OWNER},
       {.algorithm = CpAlgorithm::TREE, .volume = tree_volume, .decode = decode_dense_tree,
