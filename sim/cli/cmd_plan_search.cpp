@@ -185,9 +185,10 @@ int plan_search_command(const PlanSearchArgs& args) {
       throw InputError(fmt::format("{}:1:1: parallel: none of the {} candidate plans is valid (first: {})",
                                    args.scenario.file, rows.size(), rows.empty() ? "none" : rows.front().reason));
     std::size_t invalid = 0, unfit = 0;
-    for (const auto& r : rows) invalid += r.status == "invalid", unfit += any_fits && r.status == "unfit";
-    std::cerr << fmt::format("plan: {} candidates, {} refused by the loader, {} do not fit\n", rows.size(), invalid,
-                             unfit);
+    for (const auto& r : rows) invalid += r.status == "invalid", unfit += r.status == "unfit";
+    std::cerr << fmt::format("plan: {} candidates, {} refused by the loader, {}\n", rows.size(), invalid,
+                             any_fits ? fmt::format("{} do not fit", unfit)
+                                      : "none fits in closed form: every valid one is simulated");
     simulate(first, "degrees and algorithms");
 
     // 2. Local search: the three best plans, each with one choice changed; then the three best again, until the

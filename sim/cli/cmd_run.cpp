@@ -69,6 +69,10 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     }();
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
     const Metrics metrics = compute_metrics(scenario, graph, result);
+    // The closed form fitted at load; the simulated peak (layers overlapping on a GPU) may still overflow.
+    if (scenario.run.oom_is_error && !metrics.memory.fits)
+      throw InputError(fmt::format("{}: GPU {}'s simulated peak {}: it does not fit", scenario.on_oom_location,
+                                   metrics.memory_peak_gpu, describe_overflow(metrics.memory)));
 
     OutputFolder out(dir);  // written whole into a staging sibling, swapped in by commit()
     const std::string staged = out.staging().string();

@@ -522,13 +522,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   top.finish();
   check_plan(s, top);
   check_attention_plan(s.model, s.run, s.parallel, s.cp, top, model_source);
-  if (s.run.oom_is_error) {  // refused before anything is built: the memory model is closed-form
+  if (s.run.oom_is_error) {  // refused before anything is built by the closed form; `run` checks the timeline's peak
+    MapReader run = top.map("run");
+    s.on_oom_location = run.location("on_oom");
     const MemoryVerdict v = memory_verdict(prefill_memory({s.model, s.run, s.parallel, s.cp, s.platform.gpu}),
                                            s.platform.gpu.hbm_bytes);
-    if (!v.fits) {
-      MapReader run = top.map("run");
-      run.fail("on_oom", "a GPU " + describe_overflow(v) + ": it does not fit");
-    }
+    if (!v.fits) run.fail("on_oom", "a GPU " + describe_overflow(v) + ": it does not fit");
   }
   return s;
 }

@@ -14,6 +14,7 @@ namespace cpsim {
 struct Scenario {
   std::string name;
   std::string file;      // the scenario file it was read from
+  std::string on_oom_location;  // "file:line:col: run.on_oom" for the error of a simulated peak that does not fit
   std::string model_file;  // "" when the model is inline
   std::string hf_config_file;  // the HuggingFace config.json behind `model: {hf_config: ...}`, "" without one
   PlatformSpec platform;

@@ -99,14 +99,17 @@ std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
 
-void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path, const std::string& message,
-             InputErrorReason reason) {
-  if (is_overridden(source, path)) throw InputError(fmt::format("--set:1:1: {}: {}", path, message), reason, path);
+std::string location_of(const YAML::Node& node, const YamlSource& source, const std::string& path) {
+  if (is_overridden(source, path)) return fmt::format("--set:1:1: {}", path);
   const YAML::Mark mark = node.IsDefined() ? node.Mark() : YAML::Mark::null_mark();
   const int line = mark.is_null() ? 1 : mark.line + 1;
   const int col = mark.is_null() ? 1 : mark.column + 1;
-  throw InputError(fmt::format("{}:{}:{}: {}: {}", source.file, line, col, path.empty() ? "(top)" : path, message),
-                   reason, path);
+  return fmt::format("{}:{}:{}: {}", source.file, line, col, path.empty() ? "(top)" : path);
+}
+
+void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path, const std::string& message,
+             InputErrorReason reason) {
+  throw InputError(fmt::format("{}: {}", location_of(node, source, path), message), reason, path);
 }
 
 YAML::Node load_yaml_file(const std::string& file) {
@@ -159,6 +162,11 @@ YAML::Node MapReader::node(const std::string& key) {
 void MapReader::fail(const std::string& key, const std::string& message) const {
   const YAML::Node v = node_[key];
   fail_at(v.IsDefined() ? v : node_, source_, path_of(key), message);
+}
+
+std::string MapReader::location(const std::string& key) const {
+  const YAML::Node v = node_[key];
+  return location_of(v.IsDefined() ? v : node_, source_, path_of(key));
 }
 
 void MapReader::fail_here(const std::string& message) const { fail_at(node_, source_, path_, message); }

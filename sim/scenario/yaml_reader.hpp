@@ -33,6 +33,9 @@ struct YamlSource {
   std::set<std::string> overridden_paths;
 };
 
+// "file:line:col: key.path" of `node` (or "--set:1:1: key.path" when the command line replaced it): what an error
+// about it starts with.
+std::string location_of(const YAML::Node& node, const YamlSource& source, const std::string& path);
 [[noreturn]] void fail_at(const YAML::Node& node, const YamlSource& source, const std::string& path,
                           const std::string& message, InputErrorReason reason = InputErrorReason::kInvalid);
 std::string join_path(const std::string& parent, const std::string& key);
@@ -82,6 +85,7 @@ class MapReader {
   MapReader map(const std::string& key);
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  std::string location(const std::string& key) const;  // where fail(key, ...) would point, for a later error
   [[noreturn]] void fail_here(const std::string& message) const;
   void finish() const;
 
