@@ -33,7 +33,15 @@ class TraceBuilder {
  public:
   TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
                const std::vector<MemoryTimeline>* memory)
-      : out_(out), s_(s), g_(g), r_(r), memory_(memory), gpus_(RankLayout(s.parallel).simulated_gpus()) {}
+      : out_(out), s_(s), g_(g), r_(r), memory_(memory), gpus_(RankLayout(s.parallel).simulated_gpus()),
+        gpu_shown_(gpus_, s.trace_gpus.empty()), layer_shown_(g.layers().size(), s.trace_layers.empty()) {
+    for (int gpu : s.trace_gpus) gpu_shown_[gpu] = true;
+    for (std::size_t l = 0; l < g.layers().size() && !s.trace_layers.empty(); ++l) {  // listed as model layers
+      const LayerInfo& info = g.layers()[l];
+      const int model_layer = info.place.model_layer >= 0 ? info.place.model_layer : info.index;
+      layer_shown_[l] = std::binary_search(s.trace_layers.begin(), s.trace_layers.end(), model_layer);
+    }
+  }
 
   TraceStats write() {
     out_ << "{\"traceEvents\":[\n";
@@ -57,6 +65,10 @@ class TraceBuilder {
     first_ = false;
   }
   int pid(int gpu) const { return gpu + 1; }
+  // outputs.trace_gpus / trace_layers: what the trace shows (everything by default). Tasks outside every layer
+  // (pipeline sends) follow their GPUs only.
+  bool shown_gpu(int gpu) const { return gpu >= 0 && gpu_shown_[gpu]; }
+  bool shown_layer(int layer) const { return layer < 0 || layer_shown_[layer]; }
   int tid(int gpu, int stream) const { return pid(gpu) * 100 + stream; }
 
   // Lanes: greedy first-fit over slices sorted by start, per (gpu, class, direction) family.
@@ -65,10 +77,10 @@ class TraceBuilder {
     std::map<std::tuple<int, int, bool>, std::vector<CommSlice>> families;
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       const Task& t = g_.task(i);
-      if (t.kind != TaskKind::FLOW) continue;
+      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
       const std::int64_t s = to_ns(r_.start_s[i]), e = to_ns(r_.finish_s[i]);
-      families[{t.gpu, int(t.traffic), false}].push_back({s, e, i, true});
-      families[{t.peer, int(t.traffic), true}].push_back({recv_start_ns(i), e, i, false});
+      if (shown_gpu(t.gpu)) families[{t.gpu, int(t.traffic), false}].push_back({s, e, i, true});
+      if (shown_gpu(t.peer)) families[{t.peer, int(t.traffic), true}].push_back({recv_start_ns(i), e, i, false});
     }
     for (auto& [key, slices] : families) {
       auto [gpu, cls, is_recv] = key;
@@ -101,6 +113,7 @@ class TraceBuilder {
   void write_metadata() {
     const RankLayout layout(s_.parallel);
     for (int gpu = 0; gpu < gpus_; ++gpu) {
+      if (!shown_gpu(gpu)) continue;
       const auto& slot = s_.platform.gpus[gpu];
       const auto c = layout.coord(gpu);
       const int p = pid(gpu);
@@ -158,7 +171,7 @@ class TraceBuilder {
         g_.layers().size(), std::vector<std::pair<std::int64_t, std::int64_t>>(gpus_, {INT64_MAX, -1}));
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       const Task& t = g_.task(i);
-      if (t.layer < 0) continue;
+      if (t.layer < 0 || !shown_layer(t.layer)) continue;
       for (int gpu : {t.gpu, t.peer}) {
         if (gpu < 0) continue;
         auto& [a, b] = span[t.layer][gpu];
@@ -167,6 +180,7 @@ class TraceBuilder {
       }
     }
     for (int gpu = 0; gpu < gpus_; ++gpu) {
+      if (!shown_gpu(gpu)) continue;
       std::vector<LayerSlice> slices;
       for (std::size_t l = 0; l < span.size(); ++l)
         if (span[l][gpu].second >= 0) slices.push_back({span[l][gpu].first, span[l][gpu].second, int(l), gpu, 0});
@@ -201,8 +215,10 @@ class TraceBuilder {
     std::size_t flow_id = 0;
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       const Task& t = g_.task(i);
+      if (!shown_layer(t.layer)) continue;
       const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
       if (t.kind == TaskKind::COMPUTE) {
+        if (!shown_gpu(t.gpu)) continue;
         slice(t.gpu, kComputeStream, start, end, "compute", quoted_name(t.name, 0),
               fmt::format(R"("layer":{},"step":{},"flops":{},"hbm_bytes":{})", t.layer, t.step, t.flops, t.bytes));
         continue;
@@ -215,9 +231,9 @@ class TraceBuilder {
       const std::string args =
           fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})", std::llround(t.bytes), t.gpu,
                       t.peer, t.layer, t.step, i);
-      slice(t.gpu, send_stream_[i], start, end, cat, quoted_name(t.name, 1), args);
-      slice(t.peer, recv_stream_[i], arrive, end, cat, quoted_name(t.name, 2), args);
-      if (!arrow) continue;
+      if (shown_gpu(t.gpu)) slice(t.gpu, send_stream_[i], start, end, cat, quoted_name(t.name, 1), args);
+      if (shown_gpu(t.peer)) slice(t.peer, recv_stream_[i], arrive, end, cat, quoted_name(t.name, 2), args);
+      if (!arrow || !shown_gpu(t.gpu) || !shown_gpu(t.peer)) continue;
       ++flow_id;
       event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})", pid(t.gpu),
                         tid(t.gpu, send_stream_[i]), us(start), cat, quoted_name(t.name, 0), flow_id));
@@ -231,6 +247,7 @@ class TraceBuilder {
   void write_memory_counters() {
     if (!memory_) return;
     for (int gpu = 0; gpu < gpus_ && gpu < int(memory_->size()); ++gpu) {
+      if (!shown_gpu(gpu)) continue;
       ++stats_.counter_tracks;
       double last = -1;
       for (const auto& [t_s, bytes] : (*memory_)[gpu].points) {
@@ -247,7 +264,8 @@ class TraceBuilder {
     // Per directed link: +rate at transfer start, -rate at its end.
     std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
-      if (g_.task(i).kind != TaskKind::FLOW) continue;
+      const Task& t = g_.task(i);
+      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer) || !(shown_gpu(t.gpu) || shown_gpu(t.peer))) continue;
       const FlowRoute& route = r_.routes[r_.route_of_task[i]];
       const double t0 = r_.start_s[i] + g_.task(i).duration_s + route.latency_s, t1 = r_.finish_s[i];
       if (t1 <= t0) continue;
@@ -287,6 +305,7 @@ class TraceBuilder {
   const ExecutionResult& r_;
   const std::vector<MemoryTimeline>* memory_;
   int gpus_;
+  std::vector<bool> gpu_shown_, layer_shown_;
   bool first_ = true;
   TraceStats stats_;
   std::map<std::tuple<int, int, bool, int>, int> lanes_;

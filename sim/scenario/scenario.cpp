@@ -10,6 +10,7 @@
 #include "sim/scenario/yaml_reader.hpp"
 #include "workloads/attention/registry.hpp"
 #include "workloads/memory.hpp"
+#include "workloads/rank_layout.hpp"
 
 namespace cpsim {
 namespace fs = std::filesystem;
@@ -174,6 +175,50 @@ std::map<Traffic, CollectiveOverride> read_collective_overrides(MapReader& r) {
     out[cls] = o;
   }
   r.finish();
+  return out;
+}
+
+// outputs.trace_gpus / trace_layers: a list of indices and "a-b" ranges, or one string of them ("0-7,16"), each
+// below `count`; sorted, without repeats.
+std::vector<int> read_index_set(MapReader& r, const std::string& key, int count, const char* what) {
+  if (!r.has(key)) return {};
+  const YAML::Node n = r.node(key);
+  std::vector<std::string> items;
+  const char* expected = "expected a list of indices and ranges, e.g. [0, 4-7], or a string \"0,4-7\"";
+  if (n.IsSequence()) {
+    for (const auto& e : n) {
+      if (!e.IsScalar()) r.fail(key, expected);
+      items.push_back(e.Scalar());
+    }
+  } else if (n.IsScalar()) {
+    std::string text = n.Scalar();
+    for (std::size_t at = 0; at <= text.size();) {
+      const std::size_t comma = std::min(text.find(',', at), text.size());
+      items.push_back(text.substr(at, comma - at));
+      at = comma + 1;
+    }
+  } else {
+    r.fail(key, expected);
+  }
+  if (items.empty()) r.fail(key, "lists nothing: leave it out to trace everything");
+  std::vector<int> out;
+  for (std::string item : items) {
+    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+    const std::size_t dash = item.find('-', 1);
+    const auto number = [&](const std::string& t) {
+      if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), ::isdigit))
+        r.fail(key, fmt::format("'{}': {}", item, expected));
+      return std::stoi(t);
+    };
+    const int first = number(item.substr(0, dash));
+    const int last = dash == std::string::npos ? first : number(item.substr(dash + 1));
+    if (last < first) r.fail(key, fmt::format("'{}': a range runs from low to high", item));
+    if (last >= count)
+      r.fail(key, fmt::format("{} {} does not exist: the simulation has {}s 0-{}", what, last, what, count - 1));
+    for (int i = first; i <= last; ++i) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -502,6 +547,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     const std::string trace = r.choice_or("trace", {"true", "false", "gzip"}, "true");
     s.gzip_trace = trace == "gzip";
     s.write_trace = trace != "false";
+    s.trace_gpus = read_index_set(r, "trace_gpus", RankLayout(s.parallel).simulated_gpus(), "GPU");
+    s.trace_layers = read_index_set(r, "trace_layers", s.model.layers, "layer");
     r.finish();
   }
   if (top.has("contention")) {

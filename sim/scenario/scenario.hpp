@@ -24,6 +24,7 @@ struct Scenario {
   CpPlan cp;
   bool write_trace = true;
   bool gzip_trace = false;  // outputs.trace: gzip -> trace.json.gz
+  std::vector<int> trace_gpus, trace_layers;  // outputs.trace_gpus / trace_layers: what the trace shows (empty: all)
   ContentionSpec contention;
 };
 
