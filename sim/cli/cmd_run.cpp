@@ -13,6 +13,8 @@
 #include "sim/engine/executor.hpp"
 #include "sim/engine/executor_raw_ring.hpp"
 #include "sim/cli/cmd_run_auto.hpp"
+#include "sim/cli/cmd_serve.hpp"
+#include "sim/serve/serve_simulation.hpp"
 #include "sim/report/headline.hpp"
 #include "sim/report/metrics.hpp"
 #include "sim/engine/run_progress.hpp"
@@ -54,6 +56,7 @@ void check_runnable(const Scenario& scenario) {
 int run_command(const ScenarioArgs& args, const std::string& output_dir) {
   return guarded(args, [&] {
     Scenario scenario = load_scenario(args.file, args.overrides);
+    if (scenario.serve) return serve_run(scenario, output_dir);
     const std::string dir = output_dir.empty() ? "out/" + scenario.name : output_dir;
     std::optional<AutoChoice> auto_choice;
     if (scenario.cp.dense.algorithm == CpAlgorithm::AUTO) auto_choice = resolve_auto_algorithm(scenario);
@@ -100,6 +103,12 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
 int validate_command(const ScenarioArgs& args) {
   return guarded(args, [&] {
     const Scenario s = load_scenario(args.file, args.overrides);
+    if (s.serve) {
+      std::cout << fmt::format("{}: ok (serve: {} instances of tp {} on {} x {} GPUs, {} layers of {})\n", args.file,
+                               place_instances(*s.serve).size(), s.parallel.tp, s.platform.nodes,
+                               s.platform.gpus_per_node, s.model.layers, s.model.name);
+      return 0;
+    }
     check_runnable(s);
     std::cout << fmt::format("{}: ok ({} x {} GPUs, {} layers of {}, S = {}, cp = {}, tp = {})\n", args.file,
                              s.platform.nodes, s.platform.gpus_per_node, s.model.layers, s.model.name, s.run.seq_len,

@@ -1,65 +1,20 @@
 #include "sim/cli/cmd_run_auto.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <stdexcept>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "sim/engine/executor.hpp"
-#include "sim/scenario/yaml_reader.hpp"
+#include "sim/engine/child_simulation.hpp"
 #include "workloads/decode.hpp"
 
 namespace cpsim {
 namespace {
 
-// Simulates `s` with `algorithm` in a forked child and returns its makespan. A child that cannot simulate sends its
-// error's message instead, and the parent raises it as the same kind of error (an input mistake stays exit 2).
+// Simulates `s` with `algorithm` in a forked child and returns its makespan.
 double simulate_in_child(Scenario s, CpAlgorithm algorithm) {
   s.cp.dense.algorithm = algorithm;
-  enum Outcome : int { OK = 0, FAILED = 1, INPUT = 2, TOO_LARGE = 3 };
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    ::close(fds[0]);
-    double makespan = -1;
-    Outcome outcome = OK;
-    std::string message;
-    try {
-      const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
-      makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
-    } catch (const WorkloadTooLarge& e) {
-      outcome = TOO_LARGE, message = e.what();
-    } catch (const InputError& e) {
-      outcome = INPUT, message = e.what();
-    } catch (const std::exception& e) {
-      outcome = FAILED, message = e.what();
-    }
-    bool sent = ::write(fds[1], &makespan, sizeof makespan) == sizeof makespan;
-    sent = sent && ::write(fds[1], message.data(), message.size()) == ssize_t(message.size());
-    ::_exit(sent ? outcome : FAILED);
-  }
-  ::close(fds[1]);
-  double makespan = -1;
-  const ssize_t got = ::read(fds[0], &makespan, sizeof makespan);
-  std::string message;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, std::size_t(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  const int outcome = WIFEXITED(status) ? WEXITSTATUS(status) : FAILED;
-  if (outcome == INPUT) throw InputError(message);
-  if (outcome == TOO_LARGE) throw WorkloadTooLarge(message);
-  if (got != sizeof makespan || outcome != OK)
-    throw std::runtime_error(std::string("simulating the ") + algorithm_name(algorithm) + " candidate of cp.dense.algorithm auto failed" +
-                             (message.empty() ? "" : ": " + message));
-  return makespan;
+  const std::string what = std::string("the ") + algorithm_name(algorithm) + " candidate of cp.dense.algorithm auto";
+  return simulate_makespans_in_children({s}, 1, what.c_str()).front();
 }
 
 }  // namespace

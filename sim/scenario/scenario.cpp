@@ -8,6 +8,8 @@
 #include "sim/scenario/hf_config.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "sim/scenario/yaml_reader.hpp"
+#include "sim/serve/instance_model.hpp"
+#include "sim/serve/serve_reader.hpp"
 #include "workloads/attention/registry.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/rank_layout.hpp"
@@ -122,21 +124,31 @@ ModelSpec read_model(MapReader& r) {
   return m;
 }
 
-RunSpec read_run(MapReader& r) {
+// `serve` is set when run.phase is serve: the request-level run (docs/serving.md), whose lengths and batches come
+// from serve.source; its RunSpec is the prefill template of every step (sim/serve/instance_model.hpp).
+RunSpec read_run(MapReader& r, bool& serve) {
   RunSpec run;
-  run.phase = r.choice_or("phase", kPhaseNames, Phase::PREFILL);
-  // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
-  // A prefill scenario turned to decode (--set run.phase=decode) decodes after its seq_len tokens.
-  const bool decode = run.phase == Phase::DECODE;
-  if (decode && r.has("seq_len") && r.has("context_len"))
-    r.fail("seq_len", "decode reads run.context_len (the cached tokens); give one of seq_len and context_len");
-  const char* length_key = decode && r.has("context_len") ? "context_len" : "seq_len";
-  run.seq_len = r.count(length_key);
-  if (run.seq_len == 0) r.fail(length_key, "must be positive");
-  run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
-  if (!decode) run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
-  if (decode) run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
-  run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
+  const std::string phase = r.choice_or("phase", {"prefill", "decode", "train", "serve"}, "prefill");
+  serve = phase == "serve";
+  run.phase = serve ? Phase::PREFILL : *kPhaseNames.parse(phase);
+  if (serve) {
+    for (const char* key : {"seq_len", "context_len", "cached_tokens", "new_tokens", "batch", "micro_batches"})
+      if (r.has(key)) r.fail(key, "a serving run takes each request's lengths from serve.source and batches them itself");
+    run.seq_len = 128;  // the template's: every step sets its own
+  } else {
+    // Decode reads the cached context as context_len (its S) and the tokens to generate as new_tokens.
+    // A prefill scenario turned to decode (--set run.phase=decode) decodes after its seq_len tokens.
+    const bool decode = run.phase == Phase::DECODE;
+    if (decode && r.has("seq_len") && r.has("context_len"))
+      r.fail("seq_len", "decode reads run.context_len (the cached tokens); give one of seq_len and context_len");
+    const char* length_key = decode && r.has("context_len") ? "context_len" : "seq_len";
+    run.seq_len = r.count(length_key);
+    if (run.seq_len == 0) r.fail(length_key, "must be positive");
+    run.micro_batches = static_cast<int>(r.integer_or("micro_batches", 1, 1));  // decode too (HOP-B)
+    if (!decode) run.cached_tokens = r.has("cached_tokens") ? r.count("cached_tokens") : 0;
+    if (decode) run.new_tokens = static_cast<int>(r.integer_or("new_tokens", 1, 1));
+    run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
+  }
   run.max_tasks = static_cast<std::uint64_t>(r.integer_or("max_tasks", std::int64_t(run.max_tasks), 1, 10000000000));
   run.dtype = read_dtype(r);
   // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
@@ -470,6 +482,33 @@ void check_plan(const Scenario& s, MapReader& top) {
   }
 }
 
+// Every step a serving instance runs is a scenario of its own (sim/serve/instance_model.hpp): each class's prefill
+// (both algorithms under by-miss-rate) and decode must pass the checks a run would make. A problem is reported at
+// the class's cp, with the check's own message.
+void check_serve_instances(const Scenario& s, MapReader& top, const YamlSource& model_source) {
+  const ServeSpec& spec = *s.serve;
+  for (const InstanceClass& c : spec.classes) {
+    const std::uint64_t u = StepCostTable::grid_unit(c.cp);
+    std::vector<StepShape> shapes{{StepShape::Kind::DECODE, c.cp, spec.decode_pass_q, u, 0, 1}};
+    if (spec.prefill_algorithm != PrefillAlgorithm::PASS_Q) shapes.push_back({StepShape::Kind::PREFILL, c.cp, false, u, 0, 1});
+    if (spec.prefill_algorithm != PrefillAlgorithm::PASS_KV && c.cp > 1)
+      shapes.push_back({StepShape::Kind::PREFILL, c.cp, true, u, u, 1});
+    for (const StepShape& shape : shapes) {
+      const Scenario step = step_scenario(s, shape);
+      try {
+        check_plan(step, top);
+        check_attention_plan(step.model, step.run, step.parallel, step.cp, top, model_source);
+      } catch (const InputError& e) {
+        std::string message = e.what();
+        for (int colons = 0; colons < 3 && message.find(':') != std::string::npos; ++colons)
+          message.erase(0, message.find(':') + 1);  // drop "file:line:col:" of a key the scenario does not have
+        throw InputError(fmt::format("{}: an instance of cp {} x tp {} cannot run its {} steps:{}", c.location, c.cp,
+                                     spec.tp, shape.kind == StepShape::Kind::DECODE ? "decode" : "prefill", message));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string read_scenario_name(MapReader& top) {
@@ -527,12 +566,14 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     MapReader r(model_node, model_source, "model");
     s.model = read_model(r);
   }
+  bool serve = false;
   {
     MapReader r = top.map("run");
-    s.run = read_run(r);
+    s.run = read_run(r, serve);
   }
   if (top.has("parallel")) {
     MapReader r = top.map("parallel");
+    if (serve && r.has("cp")) r.fail("cp", "a serving run sets CP per instance class (serve.policy)");
     s.parallel = read_parallel(r, s.run.phase);
   } else if (s.run.phase == Phase::TRAIN) {
     s.parallel.grad_sync = GradSync::OVERLAP;  // the default (cp = tp = dp = 1: nothing to synchronize)
@@ -565,10 +606,17 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.parallel.tp_comm_overlap = false;
     s.parallel.tp_comm_overlap_off = "contention.mode exclusive: Megatron disables TP overlap beside CP";
   }
+  if (serve) {
+    MapReader r = top.map("serve");
+    s.serve = read_serve(r, dir, s.platform.gpu_count(), s.parallel.tp);
+  } else if (top.has("serve")) {
+    top.fail("serve", "a serve block needs run.phase: serve");
+  }
   (void)read_sweep_block(top);  // validated here; `cpsim sweep` runs its points, a single run ignores it
   top.finish();
   check_plan(s, top);
   check_attention_plan(s.model, s.run, s.parallel, s.cp, top, model_source);
+  if (s.serve) check_serve_instances(s, top, model_source);
   if (s.run.oom_is_error) {  // refused before anything is built by the closed form; `run` checks the timeline's peak
     MapReader run = top.map("run");
     s.on_oom_location = run.location("on_oom");

@@ -2,11 +2,13 @@
 // wrong (keys, types, presets, degrees, divisibility, platform size) before anything runs; problems are thrown as
 // InputError with `file:line:col: key.path: message`.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
 #include "sim/engine/contention.hpp"
+#include "sim/serve/serve_spec.hpp"
 #include "workloads/model.hpp"
 
 namespace cpsim {
@@ -26,6 +28,9 @@ struct Scenario {
   bool gzip_trace = false;  // outputs.trace: gzip -> trace.json.gz
   std::vector<int> trace_gpus, trace_layers;  // outputs.trace_gpus / trace_layers: what the trace shows (empty: all)
   ContentionSpec contention;
+  // run.phase: serve: the request-level run (docs/serving.md). `run` then holds a prefill of the first grid length,
+  // the template every step of an instance is simulated from (sim/serve/instance_model.hpp).
+  std::optional<ServeSpec> serve;
 };
 
 class MapReader;
