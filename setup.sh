@@ -10,6 +10,8 @@ goal=${1:-build}
 packages=(build-essential cmake pkg-config libsimgrid-dev libboost-graph-dev libspdlog-dev libfmt-dev
           libyaml-cpp-dev catch2 libcli11-dev nlohmann-json3-dev zlib1g-dev libexpat1-dev python3 python3-matplotlib python3-pandas
           nodejs npm)
+# The test goal also starts a private one-node Slurm (tests/cli/slurm_array.sh); running cpsim does not need it.
+[ "$goal" = test ] && packages+=(slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
