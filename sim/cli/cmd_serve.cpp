@@ -99,6 +99,7 @@ int serve_run(const Scenario& s, const std::string& output_dir) {
   nlohmann::ordered_json scenario = resolved_scenario_json(s);
   scenario["run"]["phase"] = "serve";
   scenario["parallel"]["cp"] = nullptr;  // per instance class: serve.policy
+  scenario["serve"] = serve_spec_json(spec);
   summary["scenario"] = scenario;
   {
     AtomicFile f(staged + "/summary.json");

@@ -1,5 +1,6 @@
 #include "sim/serve/serve_reader.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -124,7 +125,57 @@ InstanceClass read_class(MapReader& r, int default_count) {
   c.location = r.location("cp");
   c.cp = int(r.integer("cp", 1, 4096));
   c.count = int(r.integer_or("instances", default_count, 1, 100000));
+  c.max_batch = int(r.integer_or("max_batch", 0, 1, 4096));
   return c;
+}
+
+// One policy mapping: kind static ({cp, instances}) or length-buckets ({buckets: [{max_prompt, cp, instances}]}),
+// and the prefill and decode algorithms.
+void read_policy(MapReader& p, ServeSpec& s, int gpus, int tp) {
+  s.classes.clear();
+  const std::string kind = p.choice("kind", {"static", "length-buckets"});
+  if (kind == "static") {
+    s.policy = ServePolicy::STATIC;
+    InstanceClass c = read_class(p, 0);
+    if (c.count == 0) c.count = gpus / (c.cp * tp);  // every instance that fits
+    if (c.count == 0)
+      p.fail("cp", fmt::format("one instance of cp {} x tp {} needs {} GPUs; the platform has {}", c.cp, tp,
+                               c.cp * tp, gpus));
+    s.classes.push_back(c);
+    if (p.has("buckets")) p.fail("buckets", "buckets belong to kind: length-buckets");
+  } else {
+    s.policy = ServePolicy::LENGTH_BUCKETS;
+    const YAML::Node list = p.node("buckets");
+    if (!list.IsSequence() || list.size() == 0) p.fail("buckets", "expected a list of {max_prompt, cp, instances}");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      MapReader b(list[i], p.source(), p.path_of("buckets") + fmt::format("[{}]", i));
+      InstanceClass c = read_class(b, 1);
+      const bool last = i + 1 == list.size();
+      if (!last) {
+        c.max_prompt_tokens = b.count("max_prompt");
+        if (!s.classes.empty() && c.max_prompt_tokens <= s.classes.back().max_prompt_tokens)
+          b.fail("max_prompt", "bucket bounds must increase");
+      } else if (b.has("max_prompt")) {
+        b.fail("max_prompt", "the last bucket takes every longer prompt: leave its max_prompt out");
+      }
+      b.finish();
+      s.classes.push_back(c);
+    }
+    for (const char* k : {"cp", "instances"})
+      if (p.has(k)) p.fail(k, "a length-buckets policy sets cp and instances per bucket");
+  }
+  int used = 0;
+  for (const InstanceClass& c : s.classes) used += c.cp * tp * c.count;
+  if (used > gpus)
+    p.fail_here(fmt::format("the instances need {} GPUs (cp x tp x instances, summed); the platform has {}", used,
+                            gpus));
+  const std::string algorithm = p.choice_or("prefill_algorithm", {"pass-kv", "pass-q", "by-miss-rate"}, "pass-kv");
+  s.prefill_algorithm = algorithm == "pass-q"         ? PrefillAlgorithm::PASS_Q
+                        : algorithm == "by-miss-rate" ? PrefillAlgorithm::BY_MISS_RATE
+                                                      : PrefillAlgorithm::PASS_KV;
+  s.miss_rate_threshold = p.number_or("miss_rate_threshold", 0.05, 0, 1);
+  s.decode_pass_q = p.choice_or("decode_algorithm", {"tree", "pass-q"}, "tree") == "pass-q";
+  p.finish();
 }
 
 }  // namespace
@@ -136,51 +187,29 @@ ServeSpec read_serve(MapReader& r, const std::string& dir, int gpus, int tp) {
     MapReader src = r.map("source");
     s.source = read_source(src, dir);
   }
-  {
-    MapReader p = r.map("policy");
-    const std::string kind = p.choice("kind", {"static", "length-buckets"});
-    if (kind == "static") {
-      s.policy = ServePolicy::STATIC;
-      InstanceClass c = read_class(p, 0);
-      if (c.count == 0) c.count = gpus / (c.cp * tp);  // every instance that fits
-      if (c.count == 0)
-        p.fail("cp", fmt::format("one instance of cp {} x tp {} needs {} GPUs; the platform has {}", c.cp, tp,
-                                 c.cp * tp, gpus));
-      s.classes.push_back(c);
-      if (p.has("buckets")) p.fail("buckets", "buckets belong to kind: length-buckets");
-    } else {
-      s.policy = ServePolicy::LENGTH_BUCKETS;
-      const YAML::Node list = p.node("buckets");
-      if (!list.IsSequence() || list.size() == 0) p.fail("buckets", "expected a list of {max_prompt, cp, instances}");
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        MapReader b(list[i], r.source(), p.path_of("buckets") + fmt::format("[{}]", i));
-        InstanceClass c = read_class(b, 1);
-        const bool last = i + 1 == list.size();
-        if (!last) {
-          c.max_prompt_tokens = b.count("max_prompt");
-          if (!s.classes.empty() && c.max_prompt_tokens <= s.classes.back().max_prompt_tokens)
-            b.fail("max_prompt", "bucket bounds must increase");
-        } else if (b.has("max_prompt")) {
-          b.fail("max_prompt", "the last bucket takes every longer prompt: leave its max_prompt out");
-        }
-        b.finish();
-        s.classes.push_back(c);
-      }
-      for (const char* k : {"cp", "instances"})
-        if (p.has(k)) p.fail(k, "a length-buckets policy sets cp and instances per bucket");
+  // serve.policy: a mapping, or the name of one of serve.policies (so that a sweep axis can name policies).
+  if (r.has("policies")) {
+    MapReader all = r.map("policies");
+    if (!all.self().IsMap() || all.self().size() == 0) r.fail("policies", "expected a mapping of name -> policy");
+    std::vector<std::string> names;
+    for (const auto& kv : all.self()) names.push_back(key_name(kv.first, all.source(), all.path()));
+    const YAML::Node chosen = r.node("policy");
+    if (!chosen.IsScalar()) r.fail("policy", "with serve.policies, name one of them");
+    if (std::find(names.begin(), names.end(), chosen.Scalar()) == names.end())
+      r.fail("policy", fmt::format("'{}' is not one of serve.policies", chosen.Scalar()));
+    ServeSpec picked;
+    for (const std::string& name : names) {  // every policy is checked, the chosen one is kept
+      MapReader p = all.map(name);
+      ServeSpec trial = s;
+      read_policy(p, trial, gpus, tp);
+      if (name == chosen.Scalar()) picked = trial;
     }
-    int used = 0;
-    for (const InstanceClass& c : s.classes) used += c.cp * tp * c.count;
-    if (used > gpus)
-      p.fail_here(fmt::format("the instances need {} GPUs (cp x tp x instances, summed); the platform has {}", used,
-                              gpus));
-    const std::string algorithm = p.choice_or("prefill_algorithm", {"pass-kv", "pass-q", "by-miss-rate"}, "pass-kv");
-    s.prefill_algorithm = algorithm == "pass-q"         ? PrefillAlgorithm::PASS_Q
-                          : algorithm == "by-miss-rate" ? PrefillAlgorithm::BY_MISS_RATE
-                                                        : PrefillAlgorithm::PASS_KV;
-    s.miss_rate_threshold = p.number_or("miss_rate_threshold", 0.05, 0, 1);
-    s.decode_pass_q = p.choice_or("decode_algorithm", {"tree", "pass-q"}, "tree") == "pass-q";
-    p.finish();
+    all.finish();
+    s = picked;
+    s.policy_name = chosen.Scalar();
+  } else {
+    MapReader p = r.map("policy");
+    read_policy(p, s, gpus, tp);
   }
   if (r.has("scheduler")) {
     MapReader sch = r.map("scheduler");

@@ -169,6 +169,39 @@ json serve_summary_json(const ServeInputs& in) {
           {"step_costs", {{"shapes", in.costs.costs().size()}}}};
 }
 
+json serve_spec_json(const ServeSpec& spec) {
+  const RequestSourceSpec& src = spec.source;
+  json classes = json::array();
+  for (const InstanceClass& c : spec.classes)
+    classes.push_back({{"cp", c.cp}, {"instances", c.count}, {"max_batch", c.max_batch ? c.max_batch : spec.max_batch},
+                       {"max_prompt_tokens", c.max_prompt_tokens ? json(c.max_prompt_tokens) : json(nullptr)}});
+  const char* arrivals = src.arrivals == RequestSourceSpec::Arrivals::TRACE   ? "trace"
+                         : src.arrivals == RequestSourceSpec::Arrivals::GAMMA ? "gamma"
+                                                                              : "poisson";
+  const char* prefill = spec.prefill_algorithm == PrefillAlgorithm::PASS_Q         ? "pass-q"
+                        : spec.prefill_algorithm == PrefillAlgorithm::BY_MISS_RATE ? "by-miss-rate"
+                                                                                   : "pass-kv";
+  return {{"source",
+           {{"arrivals", arrivals},
+            {"rate_per_s", src.arrivals == RequestSourceSpec::Arrivals::TRACE ? json(nullptr) : json(src.rate_per_s)},
+            {"requests", src.requests},
+            {"seed", src.seed},
+            {"file", src.file}}},
+          {"policy",
+           {{"name", spec.policy_name},
+            {"kind", spec.policy == ServePolicy::LENGTH_BUCKETS ? "length-buckets" : "static"},
+            {"classes", classes},
+            {"tp", spec.tp},
+            {"prefill_algorithm", prefill},
+            {"miss_rate_threshold", spec.miss_rate_threshold},
+            {"decode_algorithm", spec.decode_pass_q ? "pass-q" : "tree"}}},
+          {"scheduler",
+           {{"chunk_tokens", spec.chunk_tokens},
+            {"max_batch", spec.max_batch},
+            {"on_kv_full", spec.refuse_when_full ? "refuse" : "wait"}}},
+          {"max_time_s", spec.max_time_s}};
+}
+
 void write_serve_trace(std::ostream& out, const ServeInputs& in) {
   bool first = true;
   const auto event = [&](const std::string& e) {

@@ -26,6 +26,8 @@ double percentile(std::vector<double>& values, double p);
 void write_requests_csv(std::ostream& out, const ServeInputs& in);
 void write_step_costs_csv(std::ostream& out, const StepCostTable& costs);
 nlohmann::ordered_json serve_summary_json(const ServeInputs& in);
+// The resolved serve block, for the summary's `scenario`.
+nlohmann::ordered_json serve_spec_json(const ServeSpec& spec);
 void write_serve_trace(std::ostream& out, const ServeInputs& in);
 // The lines `cpsim run` prints for a serving run.
 std::vector<std::string> serve_headline(const ServeInputs& in, const nlohmann::ordered_json& summary);

@@ -86,7 +86,7 @@ class Loop {
 
   void admit(int i) {
     InstanceState& s = state_[i];
-    while (!s.queue.empty() && int(s.prefilling.size() + s.decoding.size()) < spec_.max_batch) {
+    while (!s.queue.empty() && int(s.prefilling.size() + s.decoding.size()) < inst_[i].max_batch) {
       const int r = s.queue.front();
       if (s.kv_used_bytes + plan_[r].kv_bytes <= inst_[i].kv_budget_bytes) {
         s.kv_used_bytes += plan_[r].kv_bytes;
@@ -203,6 +203,7 @@ std::vector<ServeInstance> place_instances(const ServeSpec& spec) {
       in.cp = spec.classes[c].cp;
       in.tp = spec.tp;
       in.first_gpu = gpu;
+      in.max_batch = spec.classes[c].max_batch > 0 ? spec.classes[c].max_batch : spec.max_batch;
       gpu += in.gpus();
       out.push_back(in);
     }
@@ -234,7 +235,8 @@ void register_step_demands(StepCostTable& table, const ServeSpec& spec, const st
   }
   for (std::size_t c = 0; c < ranges.size(); ++c) {
     if (ranges[c].decoders == 0) continue;
-    const int most = std::min(spec.max_batch, ranges[c].decoders);
+    const int cap = spec.classes[c].max_batch > 0 ? spec.classes[c].max_batch : spec.max_batch;
+    const int most = std::min(cap, ranges[c].decoders);
     for (int b = 1; b <= most; ++b)
       table.need_decode(spec.classes[c].cp, spec.decode_pass_q, b, ranges[c].min_context, ranges[c].max_context);
   }

@@ -28,6 +28,7 @@ struct ServeInstance {
   int cls = 0, cp = 1, tp = 1;
   int first_gpu = 0;           // GPUs first_gpu .. first_gpu + cp * tp - 1
   double kv_budget_bytes = 0;  // per GPU (instance_model.hpp)
+  int max_batch = 64;          // requests admitted at once (its class's, else serve.scheduler.max_batch)
   int gpus() const { return cp * tp; }
 };
 

@@ -37,6 +37,7 @@ struct InstanceClass {
   int cp = 1;
   int count = 1;
   std::uint64_t max_prompt_tokens = 0;
+  int max_batch = 0;     // requests admitted at once on each of its instances (0: serve.scheduler.max_batch)
   std::string location;  // where an error about this class points ("file:line:col: serve.policy...")
 };
 
@@ -46,6 +47,7 @@ enum class PrefillAlgorithm { PASS_KV, PASS_Q, BY_MISS_RATE };
 struct ServeSpec {
   RequestSourceSpec source;
   ServePolicy policy = ServePolicy::STATIC;
+  std::string policy_name;             // the chosen entry of serve.policies ("" for an inline policy)
   std::vector<InstanceClass> classes;  // STATIC: one class; LENGTH_BUCKETS: one per bucket, ascending bounds
   int tp = 1;                          // every instance's TP degree (parallel.tp)
   PrefillAlgorithm prefill_algorithm = PrefillAlgorithm::PASS_KV;
