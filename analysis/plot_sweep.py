@@ -308,6 +308,9 @@ def make_plots(sweep_dir, out_dir=None):
     ok = rows[rows["status"] == "ok"].copy()
     if ok.empty:
         raise SystemExit(f"{sweep_dir}/sweep.csv: no point ran successfully, nothing to plot")
+    if "phase" in ok and (ok["phase"] == "serve").all():  # serving: latency against the arrival rate
+        import plot_serve
+        return plot_serve.make_plots(sweep_dir, out_dir)
     out = out_dir or os.path.join(sweep_dir, "plots")
     os.makedirs(out, exist_ok=True)
     written = [plot_makespan(ok, record, out), plot_scaling(ok, record, out), plot_bytes(ok, record, out),

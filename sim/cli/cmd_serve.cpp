@@ -99,6 +99,8 @@ int serve_run(const Scenario& s, const std::string& output_dir) {
   nlohmann::ordered_json scenario = resolved_scenario_json(s);
   scenario["run"]["phase"] = "serve";
   scenario["parallel"]["cp"] = nullptr;  // per instance class: serve.policy
+  for (const char* key : {"seq_len", "new_tokens", "micro_batches", "cached_tokens", "batch"})
+    scenario["run"][key] = nullptr;  // per request and per step: serve.source, step_costs.csv
   scenario["serve"] = serve_spec_json(spec);
   summary["scenario"] = scenario;
   {

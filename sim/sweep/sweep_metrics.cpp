@@ -119,12 +119,15 @@ nlohmann::ordered_json point_metrics(const json& s) {
   for (const char* stat : {"ttft_s", "tpot_s", "e2e_s"})
     for (const char* p : {"p50", "p90", "p99"})
       put(fmt::format("serve.{}.{}", stat, p).c_str(), find_path(s, {"serve", stat, p}));
+  put("serve.requests_total", find_path(s, {"serve", "requests", "total"}));
   put("serve.requests_done", find_path(s, {"serve", "requests", "done"}));
   put("serve.requests_refused", find_path(s, {"serve", "requests", "refused"}));
   put("serve.throughput_rps", find_path(s, {"serve", "throughput", "requests_per_s"}));
   put("serve.goodput_rps", find_path(s, {"serve", "goodput", "requests_per_s"}));
   put("serve.goodput_fraction", find_path(s, {"serve", "goodput", "fraction"}));
   put("serve.gpu_utilisation", find_path(s, {"serve", "gpu_utilisation"}));
+  put("serve.slo_ttft_s", find_path(s, {"serve", "slo", "ttft_s"}));
+  put("serve.slo_tpot_s", find_path(s, {"serve", "slo", "tpot_s"}));
 
   // Per layer kind: the CP bytes a rank receives in one layer (max over ranks and layers) and its check against the
   // seed's formula. Kinds are ordered by name so that the columns do not depend on the summary's order.
