@@ -25,6 +25,10 @@ CASES = [ring_70b(cp) for cp in (8, 16, 32, 64)] + [
     {"name": "sweep-48-j2", "kind": "sweep", "scenario": "bench/sweep-48.yaml", "set": [], "jobs": 2, "points": 48},
     {"name": "platform-1024", "kind": "platform", "scenario": "bench/ring-70b-1m.yaml",
      "set": ["parallel.cp=128", "platform.nodes=128"], "targets": {"platform_build_s": 2}},
+    # 10,000 requests of scenarios/serve-mixed-lengths.yaml, cold (no step-cost cache): every step shape simulated.
+    {"name": "serve-10k", "kind": "serve", "scenario": "scenarios/serve-mixed-lengths.yaml",
+     "set": ["serve.source.requests=10000", "serve.source.rate_per_s=2", "serve.cost_cache=none"],
+     "targets": {"wall_s": 60}},
     {"name": "seq-len-independence", "kind": "seq_len", "scenario": "scenarios/quickstart.yaml",
      "set": [], "seq_lens": ["32K", "1M"], "targets": {"wall_ratio_max": 1.25}},
 ]
@@ -72,6 +76,15 @@ def bench_run(cpsim, case, repeat, tmp):
     return r
 
 
+def bench_serve(cpsim, case, repeat, tmp):
+    out_dir = os.path.join(tmp, case["name"])
+    cmd = with_sets([cpsim, "--log-level", "warn", "run", case["scenario"], "-o", out_dir], list(case["set"]))
+    wall, rss, _ = run_measured(cmd, repeat)
+    summary = json.load(open(os.path.join(out_dir, "summary.json")))
+    return {"wall_s": wall, "peak_rss_bytes": rss, "requests": summary["serve"]["requests"]["total"],
+            "step_shapes": summary["serve"]["step_costs"]["shapes"], "makespan_s": summary["makespan_s"]}
+
+
 def bench_sweep(cpsim, case, repeat, tmp):
     out_dir = os.path.join(tmp, case["name"])
     cmd = [cpsim, "sweep", case["scenario"], "-j", str(case["jobs"]), "-o", out_dir]
@@ -98,7 +111,8 @@ def bench_seq_len(cpsim, case, repeat, tmp):
     return {"wall_s": walls, "wall_ratio_max": walls[last] / walls[first]}
 
 
-RUNNERS = {"run": bench_run, "sweep": bench_sweep, "platform": bench_platform, "seq_len": bench_seq_len}
+RUNNERS = {"run": bench_run, "sweep": bench_sweep, "platform": bench_platform, "seq_len": bench_seq_len,
+           "serve": bench_serve}
 
 
 def check_targets(case, r):
