@@ -65,6 +65,17 @@ print(("FAIL " + ", ".join(bad) + f": {lint} {dev}") if bad else "ok   serve tra
 sys.exit(1 if bad else 0)
 PY
 
+# A serving sweep over the rate and two named policies: sweep.csv carries the serve columns, plot_serve writes its
+# plots and the sustained rate per policy.
+"$cpsim" -q sweep scenarios/serve-mixed-lengths.yaml -j 2 -o "$tmp/sweep" --set serve.source.requests=40 \
+  --set serve.cost_cache="$tmp/cache" --axis serve.policy=static-cp4,length-buckets --axis serve.source.rate_per_s=0.5,1 \
+  > /dev/null 2>&1 || fail "serving sweep failed"
+head -1 "$tmp/sweep/sweep.csv" | grep -q "serve.tpot_s.p99" || fail "sweep.csv has no serve columns"
+/usr/bin/python3 analysis/plot_sweep.py "$tmp/sweep" > /dev/null 2>&1 || fail "plot_sweep on a serving sweep"
+for f in latency_vs_rate.png goodput_vs_rate.png sustained.csv; do [ -s "$tmp/sweep/plots/$f" ] || fail "no plots/$f"; done
+[ "$(wc -l < "$tmp/sweep/plots/sustained.csv")" -eq 3 ] || fail "sustained.csv: $(cat "$tmp/sweep/plots/sustained.csv")"
+echo "ok   serving sweep: serve columns, plots and sustained rates"
+
 # Mistakes: located at the key, exit 2, nothing written.
 expect_error() {
   local want=$1; shift
