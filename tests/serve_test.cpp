@@ -1,6 +1,7 @@
 // Serving (sim/serve/): the scheduler's TTFT / TPOT against a hand derivation from the per-step costs, the grid and
 // its interpolation, the policies, and the seeded request source.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "sim/serve/request_source.hpp"
 #include "sim/serve/serve_policy.hpp"
@@ -131,4 +132,27 @@ TEST_CASE("serve: the request source is seeded and its rates and weights are as 
   std::vector<double> v{5, 1, 4, 2, 3};
   CHECK(percentile(v, 50) == 3);  // nearest rank: ceil(0.5 x 5) = 3rd smallest
   CHECK(percentile(v, 99) == 5);
+}
+
+TEST_CASE("serve: gamma arrivals keep the mean gap and spread it by cv") {
+  RequestSourceSpec src;
+  src.arrivals = RequestSourceSpec::Arrivals::GAMMA;
+  src.rate_per_s = 4;
+  src.cv = 2;
+  src.requests = 20000;
+  src.prompt_tokens.values = {4096};
+  src.output_tokens.values = {16};
+  src.cached_tokens.values = {0};
+  const auto a = make_requests(src);
+  double sum = 0, sq = 0, prev = 0;
+  for (const Request& r : a) {
+    const double gap = r.arrival_s - prev;
+    prev = r.arrival_s;
+    sum += gap;
+    sq += gap * gap;
+  }
+  const double mean = sum / double(a.size()), sd = std::sqrt(sq / double(a.size()) - mean * mean);
+  // Oracle: gamma with shape 1 / cv^2 scaled to mean 1 / rate: mean 0.25 s, standard deviation cv x mean = 0.5 s.
+  CHECK(mean == Approx(0.25).epsilon(0.05));
+  CHECK(sd / mean == Approx(2.0).epsilon(0.1));
 }

@@ -98,6 +98,10 @@ int plan_search_command(const PlanSearchArgs& args) {
     if (args.objective != "latency" && args.objective != "throughput")
       throw InputError(fmt::format("--objective:1:1: objective: '{}': latency or throughput", args.objective));
     const Scenario base = load_scenario(args.scenario.file, args.scenario.overrides);
+    if (base.serve)  // a serving run's plans are its policies: sweep serve.policy over serve.policies
+      throw InputError(fmt::format("{}:1:1: run.phase: plan --search ranks the plans of one step; a serving scenario "
+                                   "compares policies with `cpsim sweep --axis serve.policy=...` (docs/serving.md)",
+                                   args.scenario.file));
     const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
     const bool throughput = args.objective == "throughput";

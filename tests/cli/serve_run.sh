@@ -65,6 +65,13 @@ print(("FAIL " + ", ".join(bad) + f": {lint} {dev}") if bad else "ok   serve tra
 sys.exit(1 if bad else 0)
 PY
 
+# A JSONL trace reads as the CSV one: the same requests, the same requests.csv.
+printf '%s\n' '{"arrival_s": 0, "prompt_tokens": "8K", "output_tokens": 4, "cached_tokens": 0}' \
+  '{"arrival_s": 0.001, "prompt_tokens": 8192, "output_tokens": 3}' '{"arrival_s": 5, "prompt_tokens": "16K", "output_tokens": 1}' \
+  > "$tmp/three.jsonl"
+"$cpsim" -q run scenarios/serve-three-requests.yaml --set serve.source.file="$tmp/three.jsonl" -o "$tmp/j" > /dev/null
+cmp -s "$tmp/a/requests.csv" "$tmp/j/requests.csv" || fail "the JSONL trace gives other requests than the CSV one"
+
 # A serving sweep over the rate and two named policies: sweep.csv carries the serve columns, plot_serve writes its
 # plots and the sustained rate per policy.
 "$cpsim" -q sweep scenarios/serve-mixed-lengths.yaml -j 2 -o "$tmp/sweep" --set serve.source.requests=40 \
