@@ -1,6 +1,7 @@
 #include "sim/scenario/units.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <utility>
 #include <vector>
@@ -52,6 +53,13 @@ std::optional<double> parse_bandwidth_Bps(const std::string& text) {
 
 std::optional<double> parse_time_s(const std::string& text) {
   return scaled(text, {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}}, true);
+}
+
+std::optional<double> parse_seconds(const std::string& text) {
+  char* end = nullptr;
+  const double plain = std::strtod(text.c_str(), &end);
+  if (!text.empty() && end && *end == '\0' && std::isfinite(plain)) return plain;
+  return parse_time_s(text);
 }
 
 std::optional<double> parse_size_bytes(const std::string& text) {

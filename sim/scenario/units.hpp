@@ -17,6 +17,8 @@ std::optional<std::uint64_t> parse_count(const std::string& text);
 std::optional<double> parse_bandwidth_Bps(const std::string& text);
 // Time in seconds: s, ms, us, ns.
 std::optional<double> parse_time_s(const std::string& text);
+// Seconds as a plain number (a key or column named *_s) or a time with its unit: "2", "0.5", "50ms".
+std::optional<double> parse_seconds(const std::string& text);
 // Size in bytes: B, kB, MB, GB, TB (decimal), KiB, MiB, GiB, TiB (binary).
 std::optional<double> parse_size_bytes(const std::string& text);
 // Flop rate: f, kf, Mf, Gf, Tf, Pf (flop/s), as SimGrid writes host speeds.

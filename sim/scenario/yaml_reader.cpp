@@ -281,6 +281,9 @@ std::optional<double> MapReader::bandwidth_Bps_opt(const std::string& key) {
 double MapReader::time_s(const std::string& key) {
   return quantity<double>(key, parse_time_s, "a time such as 1us", limits::kMaxTime_s);
 }
+double MapReader::seconds(const std::string& key) {
+  return quantity<double>(key, parse_seconds, "seconds such as 2 or a time such as 50ms", limits::kMaxTime_s);
+}
 std::optional<double> MapReader::time_s_opt(const std::string& key) {
   if (!has(key)) return used_.insert(key), std::nullopt;
   return time_s(key);

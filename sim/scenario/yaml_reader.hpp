@@ -79,6 +79,7 @@ class MapReader {
   double bandwidth_Bps(const std::string& key);
   std::optional<double> bandwidth_Bps_opt(const std::string& key);
   double time_s(const std::string& key);
+  double seconds(const std::string& key);  // parse_seconds: a plain number of seconds, or a time with its unit
   std::optional<double> time_s_opt(const std::string& key);
   double size_bytes_or(const std::string& key, double fallback);
   double flops_or(const std::string& key, double fallback);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <optional>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -56,11 +54,8 @@ std::uint64_t row_count(const std::string& file, int line, const std::string& fi
   return *v;
 }
 
-// Seconds as a plain number (the column is arrival_s), or with a unit.
 double row_time(const std::string& file, int line, const std::string& text) {
-  char* end = nullptr;
-  const double plain = std::strtod(text.c_str(), &end);
-  const auto v = !text.empty() && end && *end == '\0' && std::isfinite(plain) ? std::optional<double>(plain) : parse_time_s(text);
+  const auto v = parse_seconds(text);
   if (!v || *v < 0) fail_row(file, line, fmt::format("arrival_s: '{}' is not a time >= 0", text));
   return *v;
 }

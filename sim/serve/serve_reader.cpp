@@ -1,7 +1,6 @@
 #include "sim/serve/serve_reader.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -78,17 +77,6 @@ LengthDistribution read_length(MapReader& parent, const std::string& key) {
   return d;
 }
 
-// A time in seconds: a plain number (the key ends in _s) or with a unit (50ms).
-double seconds(MapReader& r, const std::string& key) {
-  const YAML::Node n = r.node(key);
-  if (n.IsScalar()) {
-    char* end = nullptr;
-    (void)std::strtod(n.Scalar().c_str(), &end);
-    if (end && *end == '\0' && !n.Scalar().empty()) return r.number(key, 0, limits::kMaxTime_s);
-  }
-  return r.time_s(key);
-}
-
 RequestSourceSpec read_source(MapReader& r, const std::string& dir) {
   RequestSourceSpec s;
   const std::string arrivals = r.choice_or("arrivals", {"poisson", "gamma", "trace"}, "poisson");
@@ -111,7 +99,7 @@ RequestSourceSpec read_source(MapReader& r, const std::string& dir) {
   if (s.arrivals == RequestSourceSpec::Arrivals::GAMMA) s.cv = r.number_or("cv", 1, 0.01, 100);
   else if (r.has("cv")) r.fail("cv", "the coefficient of variation shapes gamma arrivals (arrivals: gamma)");
   s.requests = int(r.integer_or("requests", 100, 1, 10000000));
-  s.duration_s = r.has("duration_s") ? seconds(r, "duration_s") : 0;
+  s.duration_s = r.has("duration_s") ? r.seconds("duration_s") : 0;
   s.prompt_tokens = read_length(r, "prompt_tokens");
   s.output_tokens = read_length(r, "output_tokens");
   if (r.has("cached_tokens")) s.cached_tokens = read_length(r, "cached_tokens");
@@ -220,11 +208,11 @@ ServeSpec read_serve(MapReader& r, const std::string& dir, int gpus, int tp) {
   }
   if (r.has("slo")) {
     MapReader slo = r.map("slo");
-    if (slo.has("ttft_s")) s.slo_ttft_s = seconds(slo, "ttft_s");
-    if (slo.has("tpot_s")) s.slo_tpot_s = seconds(slo, "tpot_s");
+    if (slo.has("ttft_s")) s.slo_ttft_s = slo.seconds("ttft_s");
+    if (slo.has("tpot_s")) s.slo_tpot_s = slo.seconds("tpot_s");
     slo.finish();
   }
-  if (r.has("max_time_s")) s.max_time_s = seconds(r, "max_time_s");
+  if (r.has("max_time_s")) s.max_time_s = r.seconds("max_time_s");
   const std::string cache = r.text_or("cost_cache", "auto");
   if (cache == "auto") s.cost_cache_dir = default_step_cost_cache_dir();
   else if (cache != "none")
