@@ -5,10 +5,12 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
+#include <stdexcept>
 #include <xbt/log.h>
 
 #include "platforms/topology.hpp"
 #include "platforms/xml_platform.hpp"
+#include "workloads/rank_symmetry.hpp"
 #include "sim/scenario/yaml_reader.hpp"
 #include "workloads/task_graph.hpp"
 #include "sim/report/output_folder.hpp"
@@ -62,8 +64,10 @@ void check_link_values(const sg4::Engine& engine, const XmlPlatform& xml) {
 
 }  // namespace
 
-std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const PlatformSpec& spec, const GpuPairs& pairs) {
+std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const PlatformSpec& spec, const GpuPairs& pairs,
+                                               const RankSymmetry* fold) {
   if (spec.xml) {
+    if (fold) throw std::logic_error("an XML platform cannot be folded by a symmetry");
     spec.xml->check_routes(pairs);  // before SimGrid, whose Floyd and Dijkstra zones abort on a missing route
     try {
       engine.load_platform(spec.xml_file);
@@ -75,12 +79,12 @@ std::vector<sg4::Host*> build_simgrid_platform(sg4::Engine& engine, const Platfo
     for (const auto& g : spec.gpus) hosts.push_back(engine.host_by_name(g.host_name));
     return hosts;
   }
-  return build_network_copies(engine, spec, {""}, pairs).front();
+  return build_network_copies(engine, spec, {""}, pairs, fold).front();
 }
 
 std::vector<std::vector<sg4::Host*>> build_network_copies(sg4::Engine&, const PlatformSpec& spec,
                                                           const std::vector<std::string>& prefixes,
-                                                          const GpuPairs& pairs) {
+                                                          const GpuPairs& pairs, const RankSymmetry* fold) {
   const Topology topo(spec);
   // Hosts for the GPUs that send or receive only: SimGrid's flat zone keeps a table of (hosts x hosts) routes, so a
   // workload on 8 GPUs of a 65,536-GPU cluster costs what 8 GPUs cost. Links exist for every GPU (routes relay).
@@ -109,7 +113,8 @@ std::vector<std::vector<sg4::Host*>> build_network_copies(sg4::Engine&, const Pl
     for (const auto& [s, d] : pairs) {
       if (s == d) continue;
       route.clear();
-      for (const auto& hop : topo.route(s, d)) route.emplace_back(links[hop.link], hop.up ? Dir::UP : Dir::DOWN);
+      for (const auto& hop : topo.route(s, d))
+        route.emplace_back(links[fold ? fold->representative_link(hop.link) : hop.link], hop.up ? Dir::UP : Dir::DOWN);
       zone->add_route(hosts[s]->get_netpoint(), hosts[d]->get_netpoint(), nullptr, nullptr, route, false);
     }
     copies.push_back(std::move(hosts));

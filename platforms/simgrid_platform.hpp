@@ -16,21 +16,26 @@ class Host;
 
 namespace cpsim {
 
+class RankSymmetry;
+
 // GPU pairs (sender, receiver) that exchange data: a generated platform gets a route for these only, so a large
 // cluster of which a workload uses a few GPUs costs what the workload uses; an XML platform must have them all.
 using GpuPairs = std::vector<std::pair<int, int>>;
 
 // Returns the hosts in GPU-id order (PlatformSpec::gpus). An XML platform is loaded by SimGrid's parser (its
 // errors become located InputErrors) and its links' values are checked as SimGrid parsed them.
+// `fold`: a collapsed run's symmetry (workloads/rank_symmetry.hpp): every route's links are folded onto their
+// representatives, so a representative link carries the rotated copies of the flows its orbit would carry.
 std::vector<simgrid::s4u::Host*> build_simgrid_platform(simgrid::s4u::Engine& engine, const PlatformSpec& spec,
-                                                        const GpuPairs& pairs);
+                                                        const GpuPairs& pairs, const RankSymmetry* fold = nullptr);
 
 // A generated platform (no `file:`) built once per prefix, each copy with its own hosts, links and routes, names
 // prefixed: disjoint networks in one engine (staggered contention gives each traffic class its own copy).
 std::vector<std::vector<simgrid::s4u::Host*>> build_network_copies(simgrid::s4u::Engine& engine,
                                                                    const PlatformSpec& spec,
                                                                    const std::vector<std::string>& prefixes,
-                                                                   const GpuPairs& pairs);
+                                                                   const GpuPairs& pairs,
+                                                                   const RankSymmetry* fold = nullptr);
 
 // The network model cpsim uses everywhere: CM02 without cross traffic nor TCP window, so a lone flow takes exactly
 // route latency + bytes / bottleneck bandwidth and concurrent flows share links max-min fairly. Call once, before

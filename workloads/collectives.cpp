@@ -13,6 +13,7 @@ RankTasks run_steps(TaskGraph& g, const std::vector<int>& gpus, const std::vecto
     std::vector<bool> active(n, false);
     for (const StepMessage& m : steps[step]) {
       const TaskId flow = g.add_flow(gpus[m.from], gpus[m.to], m.bytes, tag.traffic, tag.name, tag.layer, step);
+      if (m.overhead_s >= 0) g.set_flow_overhead(flow, m.overhead_s);
       g.depend_all(flow, frontier[m.from]);
       if (m.to != m.from) g.depend_all(flow, frontier[m.to]);
       next[m.from].push_back(flow);

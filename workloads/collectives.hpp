@@ -26,6 +26,7 @@ struct StepMessage {
   int from = 0;
   int to = 0;
   double bytes = 0;
+  double overhead_s = -1;  // >= 0: the flow's fixed cost instead of the per-message one (TaskGraph::set_flow_overhead)
 };
 
 // The general lowering every collective below uses: steps run in order; a message of step s depends on what both

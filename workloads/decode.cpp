@@ -195,7 +195,7 @@ class DecodeBuilder : GraphBuilder {
 TaskGraph generate_decode(const WorkloadInputs& in, int gpu_count) {
   GpuSpec graphed = in.gpu;
   graphed.kernels.launch_overhead_s = graphed.kernels.graph_launch_overhead_s;
-  const WorkloadInputs replayed{in.model, in.run, in.parallel, in.cp, graphed, in.platform};
+  const WorkloadInputs replayed{in.model, in.run, in.parallel, in.cp, graphed, in.platform, in.symmetry};
   return DecodeBuilder(replayed, gpu_count).build();
 }
 

@@ -3,6 +3,7 @@
 // and the graph, with the scenario's task limit set.
 #pragma once
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "workloads/nccl_collectives.hpp"
@@ -21,10 +22,13 @@ class GraphBuilder {
                              : std::nullopt),
         g_(gpu_count, machine_ ? &*machine_ : nullptr) {
     g_.set_task_limit(in.run.max_tasks);
+    if (in.symmetry) g_.collapse_by(*in.symmetry);
   }
 
   // The finished graph; it no longer points at the machine, which dies with the builder.
   TaskGraph finish() {
+    std::string why_not;
+    if (!g_.finish_collapse(&why_not)) throw SymmetryBroken(why_not);
     g_.forget_machine();
     return std::move(g_);
   }

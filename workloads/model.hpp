@@ -109,6 +109,9 @@ struct RunSpec {
   // Tasks the workload may have (run.max_tasks, `--max-tasks`): ~320 bytes each at the simulation's peak
   // (kPeakBytesPerTask), so the default is ~16 GB.
   std::uint64_t max_tasks = 50000000;
+  // run.fast_path (`--no-fast-path` turns it off): simulate one GPU per symmetry orbit when the plan, the platform
+  // and the graph allow it (workloads/rank_symmetry.hpp); off = every GPU, the reference the fast path must equal.
+  bool fast_path = true;
   // run.on_oom: what a GPU whose memory exceeds its HBM does: warn (simulate, flag `fits: false`) or error (refuse).
   bool oom_is_error = false;
   Recompute recompute = Recompute::NONE;

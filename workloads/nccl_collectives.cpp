@@ -372,12 +372,11 @@ RankTasks alltoallv(TaskGraph& g, const std::vector<int>& gpus, const std::vecto
   std::vector<std::vector<StepMessage>> one_step(1);
   for (int r = 0; r < n; ++r)
     for (int k = 1; k < n; ++k)
-      if (const int to = (r + k) % n; bytes[r][to] > 0) one_step[0].push_back({r, to, bytes[r][to]});
-  const auto first = static_cast<TaskId>(g.tasks().size());
-  RankTasks done = run_steps(g, gpus, one_step, tag, ready);
-  for (auto id = first; id < g.tasks().size(); ++id)
-    g.set_flow_overhead(id, g.machine()->alltoall_overhead_s(g.task(id).gpu, g.task(id).peer));
-  return done;
+      if (const int to = (r + k) % n; bytes[r][to] > 0) {
+        const double overhead_s = g.machine()->alltoall_overhead_s(gpus[r] + g.gpu_offset(), gpus[to] + g.gpu_offset());
+        one_step[0].push_back({r, to, bytes[r][to], overhead_s});
+      }
+  return run_steps(g, gpus, one_step, tag, ready);
 }
 
 RankTasks alltoall(TaskGraph& g, const std::vector<int>& gpus, double bytes_per_pair, const CollectiveTag& tag,

@@ -1,6 +1,7 @@
 #include "workloads/task_graph.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "workloads/nccl_collectives.hpp"
 
@@ -69,8 +70,7 @@ TaskId TaskGraph::add_compute(int gpu, const std::string& name, int layer, int s
   t.duration_s = duration_s;
   t.flops = flops;
   t.bytes = hbm_bytes;
-  tasks_.push_back(std::move(t));
-  const TaskId id = static_cast<TaskId>(tasks_.size() - 1);
+  const TaskId id = admit(t, gpu);
   if (last_compute_[gpu] >= 0) depend(id, static_cast<TaskId>(last_compute_[gpu]));
   last_compute_[gpu] = id;
   return id;
@@ -91,12 +91,105 @@ TaskId TaskGraph::add_flow(int src, int dst, double bytes, Traffic traffic, cons
   t.step = step;
   t.bytes = bytes;
   if (machine_) t.duration_s = machine_->p2p_overhead_s(src, dst);
-  tasks_.push_back(std::move(t));
-  ++flow_count_;
+  const TaskId id = admit(t, src);
+  if (!(id & kShadow)) ++flow_count_;
+  return id;
+}
+
+namespace {
+// splitmix64's finaliser: a well-mixed 64-bit hash of one word.
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+std::uint64_t bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+std::uint64_t mix_all(std::initializer_list<std::uint64_t> words) {
+  std::uint64_t h = 0;
+  for (std::uint64_t w : words) h = mix64(h ^ w);
+  return h;
+}
+enum : std::uint64_t { kTaskEvent = 1, kEdgeEvent = 2, kOverheadEvent = 3 };
+}  // namespace
+
+void TaskGraph::collapse_by(const RankSymmetry& symmetry) {
+  if (!tasks_.empty()) throw std::logic_error("collapse_by after the first task");
+  symmetry_ = symmetry;
+  collapse_open_ = true;
+  owned_.assign(gpu_count_, 0);
+  gpu_hash_.assign(gpu_count_, 0);
+  kept_by_seq_.assign(gpu_count_, {});
+}
+
+void TaskGraph::hash_into(int gpu, std::uint64_t seq, std::uint64_t what) { gpu_hash_[gpu] += mix64(mix64(seq) ^ what); }
+
+std::uint64_t TaskGraph::describe_in_frame_of(int gpu, TaskId id) const {
+  const int seen_as = symmetry_->rotate(owner_of(id), -symmetry_->shift(gpu));
+  return (std::uint64_t(std::uint32_t(seen_as)) << 32) | seq_of(id);
+}
+
+TaskId TaskGraph::admit(Task& t, int owner) {
+  if (symmetry_) {
+    if (!collapse_open_) throw std::logic_error("a task added to a collapsed graph after finish_collapse()");
+    const std::uint32_t seq = owned_[owner]++;
+    const int peer = t.peer < 0 ? -1 : symmetry_->rotate(t.peer, -symmetry_->shift(owner));
+    hash_into(owner, seq,
+              mix_all({kTaskEvent, std::uint64_t(t.kind), std::uint64_t(t.traffic), t.name, std::uint64_t(t.layer),
+                       std::uint64_t(t.step), bits(t.duration_s), bits(t.flops), bits(t.bytes), std::uint64_t(peer)}));
+    if (shadowed(owner)) {
+      shadows_.push_back({owner, seq});
+      return kShadow | static_cast<TaskId>(shadows_.size() - 1);
+    }
+    kept_seq_.push_back(seq);
+    kept_by_seq_[owner].push_back(static_cast<TaskId>(tasks_.size()));
+  }
+  tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
+void TaskGraph::set_flow_overhead(TaskId flow, double overhead_s) {
+  if (collapse_open_) hash_into(owner_of(flow), seq_of(flow), mix_all({kOverheadEvent, bits(overhead_s)}));
+  if (!(flow & kShadow)) tasks_[flow].duration_s = overhead_s;
+}
+
+bool TaskGraph::finish_collapse(std::string* why_not) {
+  if (!collapse_open_) return true;
+  collapse_open_ = false;
+  for (int gpu = 0; gpu < gpu_count_; ++gpu) {
+    const int rep = symmetry_->representative(gpu);
+    if (owned_[gpu] != owned_[rep] || gpu_hash_[gpu] != gpu_hash_[rep]) {
+      if (why_not)
+        *why_not = fmt::format("GPU {}'s tasks are not GPU {}'s rotated ({} and {} tasks)", gpu, rep, owned_[gpu],
+                               owned_[rep]);
+      return false;
+    }
+  }
+  const auto resolve = [this](TaskId id) {
+    if (!(id & kShadow)) return id;
+    const Shadow& s = shadows_[id & ~kShadow];
+    return kept_by_seq_[symmetry_->representative(s.gpu)][s.seq];
+  };
+  for (auto& edge : edges_) edge.first = resolve(edge.first);
+  for (auto& last : last_compute_)
+    if (last >= 0) last = resolve(static_cast<TaskId>(last));
+  std::vector<Shadow>().swap(shadows_);
+  std::vector<std::uint32_t>().swap(kept_seq_);
+  std::vector<std::vector<TaskId>>().swap(kept_by_seq_);
+  return true;
+}
+
 void TaskGraph::depend(TaskId task, TaskId prerequisite) {
+  if (symmetry_) {
+    if (!collapse_open_) throw std::logic_error("a dependency added to a collapsed graph after finish_collapse()");
+    const int owner = owner_of(task);
+    hash_into(owner, seq_of(task), mix_all({kEdgeEvent, describe_in_frame_of(owner, prerequisite)}));
+    if (task & kShadow) return;
+  }
   edges_.emplace_back(prerequisite, task);
   ++tasks_[task].predecessor_count;
 }
@@ -123,6 +216,8 @@ TaskGraph::Successors TaskGraph::successors(TaskId id) const {
 }
 
 void TaskGraph::replicate(int copies, int gpu_stride) {
+  if (copies <= 1) return;
+  if (symmetry_) throw std::logic_error("replicate() on a collapsed graph");
   const std::size_t n = tasks_.size(), e = edges_.size();
   std::vector<int> used;  // the GPUs of copy 0 with a compute stream tail
   for (int gpu = 0; gpu < gpu_count_; ++gpu)

@@ -5,6 +5,7 @@
 // adds that dependency itself. Flows have no implicit order: generators state exactly what each waits for.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "workloads/attention/kind.hpp"
+#include "workloads/rank_symmetry.hpp"
 #include "workloads/traffic.hpp"
 
 namespace cpsim {
@@ -89,7 +91,7 @@ class TaskGraph {
   TaskId add_flow(int src_gpu, int dst_gpu, double bytes, Traffic traffic, const std::string& name, int layer,
                   int step);
   // Sets a flow's fixed cost (collective lowerings).
-  void set_flow_overhead(TaskId flow, double overhead_s) { tasks_[flow].duration_s = overhead_s; }
+  void set_flow_overhead(TaskId flow, double overhead_s);
   // `task` starts only after `prerequisite` has finished.
   void depend(TaskId task, TaskId prerequisite);
   void depend_all(TaskId task, const std::vector<TaskId>& prerequisites);
@@ -132,7 +134,42 @@ class TaskGraph {
   // Throws std::logic_error naming the tasks of a cycle, if any (a generator bug, never user input).
   void check_acyclic() const;
 
+  // Collapsed building (workloads/rank_symmetry.hpp), set before the first task: only the representatives' tasks
+  // are kept. A task of another GPU is a shadow: its id stands for "the k-th task of GPU x" and is folded onto
+  // the k-th task of x's representative; its content and dependencies, seen from its own GPU, are hashed so that
+  // finish_collapse() can check every GPU matches its representative. Reports multiply by orbit_size().
+  void collapse_by(const RankSymmetry& symmetry);
+  // Checks the invariance and resolves the shadows; false (and `why_not`) when some GPU differs: build again whole.
+  bool finish_collapse(std::string* why_not);
+  const RankSymmetry* symmetry() const { return symmetry_ ? &*symmetry_ : nullptr; }
+  // GPUs each kept task stands for: the orbit size when collapsed, else 1.
+  int copies_per_task() const { return symmetry_ ? symmetry_->orbit_size() : 1; }
+  // Why a graph is not collapsed, for engine.json ("" when nothing was tried).
+  void set_uncollapsed_reason(std::string why) { uncollapsed_reason_ = std::move(why); }
+  const std::string& uncollapsed_reason() const { return uncollapsed_reason_; }
+
  private:
+  static constexpr TaskId kShadow = TaskId(1) << 31;  // shadow ids: kShadow | index into shadows_
+  struct Shadow {
+    std::int32_t gpu;
+    std::uint32_t seq;  // its place among the tasks its GPU owns (computes, or sends)
+  };
+  bool shadowed(int gpu) const { return symmetry_ && !symmetry_->is_representative(gpu); }
+  // A new task owned by `gpu`: a kept id, or a shadow id with its content hashed.
+  TaskId admit(Task& t, int owner_gpu);
+  std::uint64_t describe_in_frame_of(int gpu, TaskId id) const;  // where a task sits, seen from `gpu`
+  void hash_into(int gpu, std::uint64_t seq, std::uint64_t what);
+  int owner_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].gpu : tasks_[id].gpu; }
+  std::uint32_t seq_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].seq : kept_seq_[id]; }
+  std::optional<RankSymmetry> symmetry_;
+  bool collapse_open_ = false;  // collapse_by() called, finish_collapse() not yet
+  std::string uncollapsed_reason_;
+  std::vector<Shadow> shadows_;
+  std::vector<std::uint32_t> kept_seq_;           // per kept task: its seq on its GPU
+  std::vector<std::vector<TaskId>> kept_by_seq_;  // per representative GPU: its kept tasks by seq
+  std::vector<std::uint32_t> owned_;              // per GPU: tasks it owns so far
+  std::vector<std::uint64_t> gpu_hash_;           // per GPU: the sum of its tasks' and dependencies' hashes
+
   std::uint16_t intern(const std::string& name);
 
   int gpu_count_;

@@ -1,6 +1,7 @@
 #include "workloads/workload.hpp"
 
 #include <algorithm>
+#include <spdlog/spdlog.h>
 
 #include "workloads/attention/partition.hpp"
 #include "workloads/decode.hpp"
@@ -21,7 +22,23 @@ ShardShape shard_shape(const WorkloadInputs& in) {
 }
 
 TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
-  return in.run.phase == Phase::DECODE ? generate_decode(in, gpu_count) : generate_layer_stack(in, gpu_count);
+  const auto generate = [gpu_count](const WorkloadInputs& w) {
+    return w.run.phase == Phase::DECODE ? generate_decode(w, gpu_count) : generate_layer_stack(w, gpu_count);
+  };
+  if (!in.symmetry) return generate(in);
+  try {
+    TaskGraph g = generate(in);
+    spdlog::info("symmetry: every TP rank mirrors TP rank 0 of its group: simulating 1 GPU in {}",
+                 in.symmetry->orbit_size());
+    return g;
+  } catch (const SymmetryBroken& e) {
+    spdlog::info("symmetry: not collapsed ({}); simulating every GPU", e.what());
+    WorkloadInputs whole = in;
+    whole.symmetry = nullptr;
+    TaskGraph g = generate(whole);
+    g.set_uncollapsed_reason(e.what());
+    return g;
+  }
 }
 
 }  // namespace cpsim

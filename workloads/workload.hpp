@@ -1,8 +1,11 @@
 // What every workload generator reads (the model, the run, the parallel plan, the GPU and the platform), what one
 // GPU holds of a layer, and the entry point that builds a scenario's task graph for its phase.
 #pragma once
+#include <stdexcept>
+
 #include "platforms/platform_spec.hpp"
 #include "workloads/model.hpp"
+#include "workloads/rank_symmetry.hpp"
 #include "workloads/task_graph.hpp"
 
 namespace cpsim {
@@ -15,6 +18,8 @@ struct WorkloadInputs {
   const GpuSpec& gpu;
   // The platform the collectives are lowered for (NCCL-style on a calibrated one); nullptr = the ideal machine.
   const PlatformSpec* platform = nullptr;
+  // Build collapsed under this symmetry (workloads/rank_symmetry.hpp); nullptr = every GPU's tasks.
+  const RankSymmetry* symmetry = nullptr;
 };
 
 // What one GPU holds of one layer: its tokens (all sequences of the batch) and its share of heads.
@@ -31,7 +36,14 @@ struct ShardShape {
 };
 ShardShape shard_shape(const WorkloadInputs& in);
 
-// Dispatches on run.phase: a prefill or a training step (layer_stack.hpp), or decode steps (decode.hpp).
+// Dispatches on run.phase: a prefill or a training step (layer_stack.hpp), or decode steps (decode.hpp). With
+// in.symmetry, the graph is built collapsed; if some GPU turns out not to mirror its representative, it is built
+// again whole (logged).
 TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count);
+
+// A collapsed graph whose GPUs did not all mirror their representatives (finish_collapse).
+struct SymmetryBroken : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace cpsim

@@ -12,6 +12,7 @@
 #include "sim/report/output_folder.hpp"
 #include "sim/engine/executor.hpp"
 #include "sim/engine/executor_raw_ring.hpp"
+#include "sim/engine/symmetry_choice.hpp"
 #include "sim/cli/cmd_run_auto.hpp"
 #include "sim/cli/cmd_serve.hpp"
 #include "sim/serve/serve_simulation.hpp"
@@ -46,7 +47,9 @@ void check_runnable(const Scenario& scenario) {
   for (CpAlgorithm algorithm : algorithms) {
     Scenario s = scenario;
     s.cp.dense.algorithm = algorithm;
-    const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
+    const auto symmetry = collapse_symmetry(s, false);
+    const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform,
+                                symmetry ? &*symmetry : nullptr};
     check_executable(generate_workload(inputs, s.platform.gpu_count()), s.platform);
   }
 }
@@ -61,10 +64,14 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     std::optional<AutoChoice> auto_choice;
     if (scenario.cp.dense.algorithm == CpAlgorithm::AUTO) auto_choice = resolve_auto_algorithm(scenario);
 
-    const WorkloadInputs inputs{scenario.model, scenario.run, scenario.parallel, scenario.cp, scenario.platform.gpu, &scenario.platform};
+    std::string no_symmetry;
+    const auto symmetry = collapse_symmetry(scenario, scenario.write_trace, &no_symmetry);
+    const WorkloadInputs inputs{scenario.model,       scenario.run,        scenario.parallel,
+                                scenario.cp,          scenario.platform.gpu, &scenario.platform,
+                                symmetry ? &*symmetry : nullptr};
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
-    spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size(), graph.flow_count(),
-                 RankLayout(scenario.parallel).simulated_gpus());
+    spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size() * graph.copies_per_task(),
+                 graph.flow_count() * graph.copies_per_task(), RankLayout(scenario.parallel).simulated_gpus());
     const ExecutionResult result = [&] {
       RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
       return execute(graph, scenario.platform, scenario.contention,
@@ -91,8 +98,11 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     auto summary_doc = summary_json(scenario, metrics, scenario.write_trace ? &trace : nullptr);
     if (auto_choice) summary_doc["cp_auto"] = auto_choice_json(*auto_choice);
     summary.stream() << summary_doc.dump(2) << "\n";
+    AtomicFile engine_file(staged + "/engine.json");
+    engine_file.stream() << engine_json(graph, no_symmetry).dump(2) << "\n";
     if (trace_file) trace_file->commit();
     summary.commit();
+    engine_file.commit();
     out.commit();
     print_headline(scenario, metrics);
     spdlog::info("wrote {}/summary.json{}", dir, scenario.write_trace ? " and " + trace_name : "");

@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
            "--max-tasks", [&scenario](std::uint64_t n) { scenario.overrides.push_back("run.max_tasks=" + std::to_string(n)); },
            "refuse a workload of more tasks (default 50000000, about 11 GB)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10000000000}));
+    cmd->add_flag_callback(
+        "--no-fast-path", [&scenario] { scenario.overrides.push_back("run.fast_path=false"); },
+        "simulate every GPU even where symmetric ranks could be simulated once (the reference for the fast path)");
   };
   CLI::App* run = app.add_subcommand("run", "simulate a scenario");
   add_scenario(run);

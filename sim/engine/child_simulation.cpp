@@ -1,4 +1,5 @@
 #include "sim/engine/child_simulation.hpp"
+#include "sim/engine/symmetry_choice.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -31,7 +32,8 @@ struct Child {
   Outcome outcome = OK;
   std::string message;
   try {
-    const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform};
+    const auto symmetry = collapse_symmetry(s, false);
+    const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform, symmetry ? &*symmetry : nullptr};
     makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
   } catch (const WorkloadTooLarge& e) {
     outcome = TOO_LARGE, message = e.what();

@@ -51,8 +51,8 @@ Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const T
     }
   // An XML platform cannot be copied: there the policy's link capacities approximate the isolation.
   if (!policy.isolates_classes() || !platform.xml_file.empty() || prefixes.size() < 2)
-    return Network({build_simgrid_platform(engine, platform, g.gpu_pairs())}, {});
-  return Network(build_network_copies(engine, platform, prefixes, g.gpu_pairs()), copy_of_class);
+    return Network({build_simgrid_platform(engine, platform, g.gpu_pairs(), g.symmetry())}, {});
+  return Network(build_network_copies(engine, platform, prefixes, g.gpu_pairs(), g.symmetry()), copy_of_class);
 }
 
 class DagRunner {
@@ -154,10 +154,14 @@ class DagRunner {
     return n;
   }
 
+  // The GPU whose state a flow's receiver side touches: the receiver, or in a collapsed graph its representative,
+  // which receives the rotated copy of this flow (workloads/rank_symmetry.hpp).
+  int receiver(const Task& t) const { return g_.symmetry() ? g_.symmetry()->representative(t.peer) : t.peer; }
+
   // Per-class counts over a flow's sender and receiver.
-  static ClassCounts on_pair(const std::vector<ClassCounts>& per_gpu, const Task& t) {
+  ClassCounts on_pair(const std::vector<ClassCounts>& per_gpu, const Task& t) const {
     ClassCounts c = per_gpu[t.gpu];
-    for (int k = 0; k < kTrafficClasses; ++k) c[k] += per_gpu[t.peer][k];
+    for (int k = 0; k < kTrafficClasses; ++k) c[k] += per_gpu[receiver(t)][k];
     return c;
   }
 
@@ -165,7 +169,7 @@ class DagRunner {
     const Task& t = g_.task(id);
     queued_.push_back(id);
     ++gpu_queued_[t.gpu][int(t.traffic)];
-    ++gpu_queued_[t.peer][int(t.traffic)];
+    ++gpu_queued_[receiver(t)][int(t.traffic)];
   }
 
   // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the policy.
@@ -173,8 +177,8 @@ class DagRunner {
     const Task& t = g_.task(id);
     const int cls = int(t.traffic);
     gpu_classes_[t.gpu][cls] += delta;
-    gpu_classes_[t.peer][cls] += delta;
-    if (policy_.stretches_compute()) restretch(t.gpu), restretch(t.peer);
+    gpu_classes_[receiver(t)][cls] += delta;
+    if (policy_.stretches_compute()) restretch(t.gpu), restretch(receiver(t));
     if (!shape_links_) return;
     for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) {
       link_classes_[l][cls] += delta;
@@ -191,11 +195,11 @@ class DagRunner {
         const TaskId id = *it;
         it = queued_.erase(it);
         --gpu_queued_[t.gpu][int(t.traffic)];
-        --gpu_queued_[t.peer][int(t.traffic)];
+        --gpu_queued_[receiver(t)][int(t.traffic)];
         launch_flow(id);
       } else {
         ++ahead[t.gpu][int(t.traffic)];
-        ++ahead[t.peer][int(t.traffic)];
+        ++ahead[receiver(t)][int(t.traffic)];
         ++it;
       }
     }
@@ -304,7 +308,7 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
 
 void check_executable(const TaskGraph& graph, const PlatformSpec& platform) {
   const auto engine = start_engine();
-  (void)build_simgrid_platform(*engine, platform, graph.gpu_pairs());
+  (void)build_simgrid_platform(*engine, platform, graph.gpu_pairs(), graph.symmetry());
 }
 
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention,

@@ -63,13 +63,52 @@ double uncontended_s(const ExecutionResult& r, TaskId id, const Task& t) {
 // The hidden states' all-to-all between layer kinds of different token layouts (workloads/relayout.hpp).
 bool is_relayout(const TaskGraph& g, const Task& t) { return g.name(t.name).rfind("cp re-layout", 0) == 0; }
 
+// What one GPU did in one layer, from its task intervals.
+struct LayerOnGpu {
+  bool present = false;
+  LayerWindow window;
+  double attention_s = 0;
+  double compute_s = 0, exposed_comm_s = 0;  // its busy time in the layer; its comm not hidden by any kernel
+  double cp_overlap_s = 0;                   // its CP flows' time beside TP/EP flows
+  std::vector<Interval> comm;                // merged
+};
+
+LayerOnGpu summarize(RankLayerTimes& rl, const std::vector<Interval>& busy_all, const std::vector<Interval>& other) {
+  LayerOnGpu out;
+  if (rl.last < 0) return out;
+  out.present = true;
+  out.window = {rl.first, rl.last};
+  out.attention_s = rl.attention_s;
+  out.comm = merged(std::move(rl.comm));
+  out.compute_s = length(merged(std::move(rl.compute)));
+  out.exposed_comm_s = uncovered(out.comm, busy_all);
+  const auto cp = merged(std::move(rl.cp_comm));
+  out.cp_overlap_s = length(cp) - uncovered(cp, other);
+  rl = RankLayerTimes{};  // release this layer's intervals as we go
+  return out;
+}
+
+ContentionMetrics& operator+=(ContentionMetrics& a, const ContentionMetrics& b) {
+  a.cp_overlap_with_tp_ep_s += b.cp_overlap_with_tp_ep_s;
+  a.flow_wait_s += b.flow_wait_s;
+  a.flow_slowdown_s += b.flow_slowdown_s;
+  a.compute_slowdown_s += b.compute_slowdown_s;
+  return a;
+}
+
 }  // namespace
 
 Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionResult& r) {
   Metrics m;
   m.makespan_s = r.makespan_s;
-  m.tasks = g.tasks().size();
-  m.flows = g.flow_count();
+  // A collapsed graph keeps one task per orbit (workloads/rank_symmetry.hpp): each stands for copies_per_task().
+  m.tasks = g.tasks().size() * g.copies_per_task();
+  m.flows = g.flow_count() * g.copies_per_task();
+  const RankSymmetry* symmetry = g.symmetry();
+  // The GPU whose figures a GPU's are: itself, or the representative it mirrors.
+  const auto source_of = [symmetry](int gpu) { return symmetry ? symmetry->representative(gpu) : gpu; };
+  // A flow's receiving side, in the figures: the receiver, or the representative receiving the rotated copy.
+  const auto receiver = [&source_of](const Task& t) { return source_of(t.peer); };
   const int gpus = RankLayout(s.parallel).simulated_gpus();
   const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu};
   const RankLayout layout(s.parallel);
@@ -95,7 +134,9 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // CP bytes received per (layer, gpu).
   std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
   std::vector<std::vector<double>> relayout_received(n_layers, std::vector<double>(gpus, 0));
-  std::vector<ContentionMetrics> layer_contention(n_layers);
+  // Per (layer, GPU), summed over the layer's GPUs in GPU order below: the same sums, bit for bit, whether the graph
+  // is collapsed or not.
+  std::vector<std::vector<ContentionMetrics>> gpu_contention(n_layers, std::vector<ContentionMetrics>(gpus));
   // TP/EP/DP/PP flows touching each GPU, over the whole run: a CP flow of one micro-batch's layer can overlap the
   // collectives of another micro-batch's layer.
   std::vector<std::vector<Interval>> other_comm(gpus);
@@ -105,6 +146,8 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   for (std::size_t i = 0; i < g.tasks().size(); ++i) {
     const Task& t = g.tasks()[i];
     const Interval iv{r.start_s[i], r.finish_s[i]};
+    ContentionMetrics none;
+    ContentionMetrics& layer_gpu = t.layer >= 0 ? gpu_contention[t.layer][t.gpu] : none;
     if (t.kind == TaskKind::COMPUTE) {
       busy_all[t.gpu].push_back(iv);
       m.ranks[t.gpu].compute_busy_s += iv.second - iv.first;
@@ -112,28 +155,27 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       const double excess = (iv.second - iv.first) - t.duration_s;
       const double slowdown = excess > 1e-9 * t.duration_s ? excess : 0.0;
       m.ranks[t.gpu].contention.compute_slowdown_s += slowdown;
-      if (t.layer >= 0) layer_contention[t.layer].compute_slowdown_s += slowdown;
+      layer_gpu.compute_slowdown_s += slowdown;
     } else {
       const double wait = std::max(0.0, r.start_s[i] - r.ready_s[i]);
       m.ranks[t.gpu].contention.flow_wait_s += wait;
-      if (t.layer >= 0) layer_contention[t.layer].flow_wait_s += wait;
+      layer_gpu.flow_wait_s += wait;
       // Bandwidth lost to sharing (links shared with other flows, or capacity taken by comm kernels).
       const double alone_s = uncontended_s(r, static_cast<TaskId>(i), t);
       const double lost = (iv.second - iv.first) - alone_s;
       const double slowdown = lost > 1e-9 * alone_s ? lost : 0.0;
       m.ranks[t.gpu].contention.flow_slowdown_s += slowdown;
-      if (t.layer >= 0) layer_contention[t.layer].flow_slowdown_s += slowdown;
+      layer_gpu.flow_slowdown_s += slowdown;
       if (t.traffic != Traffic::CP)
-        for (int gpu : {t.gpu, t.peer}) other_comm[gpu].push_back(iv);
+        for (int gpu : {t.gpu, receiver(t)}) other_comm[gpu].push_back(iv);
       const auto cls = static_cast<std::size_t>(t.traffic);
       m.ranks[t.gpu].bytes_sent[cls] += t.bytes;
-      m.ranks[t.peer].bytes_received[cls] += t.bytes;
-      m.total_bytes[cls] += t.bytes;
+      m.ranks[receiver(t)].bytes_received[cls] += t.bytes;
       if (t.traffic == Traffic::CP && t.layer >= 0)  // a re-layout between kinds is not the kind's own traffic
-        (is_relayout(g, t) ? relayout_received : cp_received)[t.layer][t.peer] += t.bytes;
+        (is_relayout(g, t) ? relayout_received : cp_received)[t.layer][receiver(t)] += t.bytes;
     }
     if (t.layer < 0) continue;
-    for (int gpu : {t.gpu, t.peer}) {
+    for (int gpu : {t.gpu, t.kind == TaskKind::FLOW ? receiver(t) : -1}) {
       if (gpu < 0) continue;
       RankLayerTimes& rl = per[t.layer][gpu];
       rl.first = std::min(rl.first, iv.first);
@@ -143,10 +185,28 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
     }
   }
+  // The GPUs a collapsed run did not simulate mirror their representatives.
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    const int from = source_of(gpu);
+    if (from == gpu) continue;
+    RankMetrics& rm = m.ranks[gpu];
+    rm.compute_busy_s = m.ranks[from].compute_busy_s;
+    rm.contention = m.ranks[from].contention;
+    rm.bytes_sent = m.ranks[from].bytes_sent;
+    rm.bytes_received = m.ranks[from].bytes_received;
+    for (std::size_t l = 0; l < n_layers; ++l) {
+      cp_received[l][gpu] = cp_received[l][from];
+      relayout_received[l][gpu] = relayout_received[l][from];
+      gpu_contention[l][gpu] = gpu_contention[l][from];
+    }
+  }
+  for (const RankMetrics& rm : m.ranks)
+    for (std::size_t c = 0; c < kTrafficClasses; ++c) m.total_bytes[c] += rm.bytes_sent[c];
 
   for (auto& v : other_comm) v = merged(std::move(v));
   for (auto& v : busy_all) v = merged(std::move(v));
   std::vector<std::vector<LayerWindow>> windows(n_layers, std::vector<LayerWindow>(gpus));
+  std::vector<LayerOnGpu> on_gpu(gpus);
   for (std::size_t l = 0; l < n_layers; ++l) {
     LayerMetrics lm;
     lm.info = g.layers()[l];
@@ -154,25 +214,23 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     lm.t_end_s = -1;
     double busy_sum_s = 0, busy_max_s = 0;
     int present = 0;
+    for (int gpu = 0; gpu < gpus; ++gpu)
+      if (source_of(gpu) == gpu) on_gpu[gpu] = summarize(per[l][gpu], busy_all[gpu], other_comm[gpu]);
     for (int gpu = 0; gpu < gpus; ++gpu) {
-      RankLayerTimes& rl = per[l][gpu];
-      if (rl.last < 0) continue;
-      windows[l][gpu] = {rl.first, rl.last};
-      const auto comm = merged(std::move(rl.comm));
-      const auto busy = merged(std::move(rl.compute));
-      busy_sum_s += rl.attention_s, busy_max_s = std::max(busy_max_s, rl.attention_s), ++present;
-      lm.t_start_s = std::min(lm.t_start_s, rl.first);
-      if (rl.last > lm.t_end_s) {
-        lm.t_end_s = rl.last, lm.critical_gpu = gpu;
-        lm.compute_s = length(busy);
-        lm.exposed_comm_s = uncovered(comm, busy_all[gpu]);
+      const LayerOnGpu& o = on_gpu[source_of(gpu)];
+      lm.contention += gpu_contention[l][gpu];
+      if (!o.present) continue;
+      windows[l][gpu] = o.window;
+      busy_sum_s += o.attention_s, busy_max_s = std::max(busy_max_s, o.attention_s), ++present;
+      lm.t_start_s = std::min(lm.t_start_s, o.window.first);
+      if (o.window.last > lm.t_end_s) {
+        lm.t_end_s = o.window.last, lm.critical_gpu = gpu;
+        lm.compute_s = o.compute_s;
+        lm.exposed_comm_s = o.exposed_comm_s;
       }
-      comm_all[gpu].insert(comm_all[gpu].end(), comm.begin(), comm.end());
-      const auto cp = merged(std::move(rl.cp_comm));
-      const double overlap = length(cp) - uncovered(cp, other_comm[gpu]);
-      m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += overlap;
-      layer_contention[l].cp_overlap_with_tp_ep_s += overlap;
-      rl = RankLayerTimes{};  // release this layer's intervals as we go
+      if (source_of(gpu) == gpu) comm_all[gpu].insert(comm_all[gpu].end(), o.comm.begin(), o.comm.end());
+      m.ranks[gpu].contention.cp_overlap_with_tp_ep_s += o.cp_overlap_s;
+      lm.contention.cp_overlap_with_tp_ep_s += o.cp_overlap_s;
     }
     lm.idle_s = std::max(0.0, (lm.t_end_s - lm.t_start_s) - lm.compute_s - lm.exposed_comm_s);
     if (busy_max_s > 0) lm.attention_balance = busy_sum_s / present / busy_max_s;
@@ -184,11 +242,12 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
         lm.relayout_formula_bytes = lm.info.backward ? relayout_max_received_bytes(in, to, *from)
                                                      : relayout_max_received_bytes(in, *from, to);
       }
-    lm.contention = layer_contention[l];
     m.layers.push_back(lm);
   }
   for (int gpu = 0; gpu < gpus; ++gpu)
-    m.ranks[gpu].exposed_comm_s = uncovered(merged(std::move(comm_all[gpu])), busy_all[gpu]);
+    m.ranks[gpu].exposed_comm_s = source_of(gpu) == gpu
+                                      ? uncovered(merged(std::move(comm_all[gpu])), busy_all[gpu])
+                                      : m.ranks[source_of(gpu)].exposed_comm_s;
 
   // Memory over time; the verdict is the highest peak (the first GPU that reaches it).
   m.memory_timelines = memory_timelines(in, g, memory, windows);

@@ -238,4 +238,20 @@ json summary_json(const Scenario& s, const Metrics& m, const TraceStats* trace) 
   return j;
 }
 
+nlohmann::ordered_json engine_json(const TaskGraph& g, const std::string& no_symmetry) {
+  nlohmann::ordered_json fast;
+  const RankSymmetry* sym = g.symmetry();
+  fast["collapsed"] = sym != nullptr;
+  if (sym) {
+    fast["symmetry"] = "tp-rotation";
+    fast["orbit_size"] = sym->orbit_size();
+  } else {
+    fast["reason"] = g.uncollapsed_reason().empty() ? no_symmetry : g.uncollapsed_reason();
+  }
+  fast["tasks_simulated"] = g.tasks().size();
+  fast["flows_simulated"] = g.flow_count();
+  fast["tasks_represented"] = g.tasks().size() * g.copies_per_task();
+  return {{"fast_path", fast}};
+}
+
 }  // namespace cpsim

@@ -150,6 +150,7 @@ RunSpec read_run(MapReader& r, bool& serve) {
     run.batch = static_cast<int>(r.integer_or("batch", 1, 1));
   }
   run.max_tasks = static_cast<std::uint64_t>(r.integer_or("max_tasks", std::int64_t(run.max_tasks), 1, 10000000000));
+  run.fast_path = r.flag_or("fast_path", true);
   run.dtype = read_dtype(r);
   // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";

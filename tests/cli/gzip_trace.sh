@@ -7,7 +7,7 @@ cd "$src"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$cpsim" run scenarios/quickstart.yaml -o "$tmp/plain" --set model.layers=2 2>/dev/null
 "$cpsim" run scenarios/quickstart.yaml -o "$tmp/gz" --set model.layers=2 --set outputs.trace=gzip 2>/dev/null
-test "$(ls "$tmp/gz")" = "$(printf 'summary.json\ntrace.json.gz')"
+test "$(ls "$tmp/gz")" = "$(printf 'engine.json\nsummary.json\ntrace.json.gz')"
 gzip -dc "$tmp/gz/trace.json.gz" | cmp - "$tmp/plain/trace.json"
 /usr/bin/python3 - "$tmp/gz/summary.json" <<'PY'
 import json, sys

@@ -50,7 +50,7 @@ kill $holder; wait $holder 2>/dev/null
 # 5. SIGINT and SIGTERM while simulating: exit 130 / 143, the previous output intact, nothing staged left.
 before=$(md5sum < "$tmp/d/summary.json")
 for sig in INT TERM; do
-  "$cpsim" run bench/ring-70b-1m.yaml -o "$tmp/d" --set parallel.cp=32 --set platform.nodes=32 >/dev/null 2>&1 &
+  "$cpsim" run bench/ring-70b-1m.yaml -o "$tmp/d" --set parallel.cp=32 --set platform.nodes=32 --no-fast-path >/dev/null 2>&1 &
   pid=$!
   sleep 1.5
   kill -$sig $pid; wait $pid; rc=$?
