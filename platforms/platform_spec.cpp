@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <cstdio>
+
 #include "platforms/data_dir.hpp"
 #include "platforms/xml_platform.hpp"
 #include "sim/scenario/yaml_reader.hpp"
@@ -256,6 +258,26 @@ PlatformSpec read_platform(MapReader& r, const std::string& source_dir) {
       if (r.has(key) && r.bandwidth_Bps(key) <= 0) r.fail(key, "must be positive");
     for (int n = 0; n < p.nodes; ++n)
       for (int g = 0; g < p.gpus_per_node; ++g) p.gpus.push_back({fmt::format("n{}g{}", n, g), n, g});
+    if (r.has("link_bw")) {
+      if (!r.node("link_bw").IsMap()) r.fail("link_bw", "expected a mapping of port names to bandwidths");
+      MapReader ports = r.map("link_bw");
+      for (const auto& entry : ports.self()) {
+        const std::string name = key_name(entry.first, ports.source(), ports.path());
+        int node = -1, gpu = -1;
+        char kind[4] = {};
+        char rest = 0;
+        const bool parsed = std::sscanf(name.c_str(), "n%d_%3[a-z]%d%c", &node, kind, &gpu, &rest) == 3 &&
+                            (std::string(kind) == "nvl" || std::string(kind) == "nic") &&
+                            name == fmt::format("n{}_{}{}", node, kind, gpu);
+        if (!parsed || node < 0 || node >= p.nodes || gpu < 0 || gpu >= p.gpus_per_node)
+          ports.fail(name, fmt::format("no port '{}': ports are n<node>_nvl<gpu> and n<node>_nic<gpu>, node < {}, "
+                                       "gpu < {}", name, p.nodes, p.gpus_per_node));
+        const double bw = ports.bandwidth_Bps(name);
+        if (bw <= 0) ports.fail(name, "must be positive");
+        p.port_bw_Bps[name] = bw;
+      }
+      ports.finish();
+    }
   }
   p.gpu = read_platform_gpu(r, gpu_key, catalog);
   // The cluster preset names its calibration; a scenario may choose another, or the ideal machine.

@@ -1,6 +1,7 @@
 // What a cluster is made of, independent of SimGrid: the GPU kind, how many nodes and GPUs per node,
 // and the NVLink and NIC ports of every GPU. Built from presets (platforms/*.yaml) or a SimGrid XML file.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ struct PlatformSpec {
   double nvlink_latency_s = 0;  // one-way GPU-to-GPU through the NVSwitch
   double nic_bw_Bps = 0;      // per NIC (one per GPU, own rail), per direction
   double nic_latency_s = 0;   // one-way NIC-to-NIC through the rail switch
+  // platform.link_bw: ports slower (or faster) than the rest, by name ("n3_nic2", "n0_nvl5"), per direction: a
+  // degraded NIC or NVLink port. The calibration's efficiency applies on top, as to every port.
+  std::map<std::string, double> port_bw_Bps;
 
   std::vector<GpuSlot> gpus;  // every GPU, ordered by (node, local gpu); global GPU id = index
   int gpu_count() const { return static_cast<int>(gpus.size()); }

@@ -5,12 +5,19 @@
 namespace cpsim {
 
 Topology::Topology(const PlatformSpec& spec) : spec_(spec) {
+  // A port's line rate: the platform's, or its own (platform.link_bw).
+  const auto line_rate_Bps = [&spec](const std::string& name, double fallback_Bps) {
+    const auto it = spec.port_bw_Bps.find(name);
+    return it == spec.port_bw_Bps.end() ? fallback_Bps : it->second;
+  };
   for (const auto& g : spec.gpus) {
     // Achievable rates: the calibration's share of the line rate (protocol overhead; 1 on the ideal machine).
-    links_.push_back({fmt::format("n{}_nvl{}", g.node, g.local_gpu),
-                      spec.nvlink_bw_Bps * spec.network.nvlink_bw_efficiency, spec.nvlink_latency_s / 2});
-    links_.push_back({fmt::format("n{}_nic{}", g.node, g.local_gpu),
-                      spec.nic_bw_Bps * spec.network.nic_bw_efficiency, spec.nic_latency_s / 2});
+    const std::string nvl = fmt::format("n{}_nvl{}", g.node, g.local_gpu);
+    const std::string nic = fmt::format("n{}_nic{}", g.node, g.local_gpu);
+    links_.push_back({nvl, line_rate_Bps(nvl, spec.nvlink_bw_Bps) * spec.network.nvlink_bw_efficiency,
+                      spec.nvlink_latency_s / 2});
+    links_.push_back({nic, line_rate_Bps(nic, spec.nic_bw_Bps) * spec.network.nic_bw_efficiency,
+                      spec.nic_latency_s / 2});
   }
 }
 

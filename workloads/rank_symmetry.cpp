@@ -6,6 +6,10 @@
 
 namespace cpsim {
 
+RankSymmetry::RankSymmetry(int orbit_size, int gpu_count) : orbit_(orbit_size), shift_(gpu_count) {
+  for (int gpu = 0; gpu < gpu_count; ++gpu) shift_[gpu] = gpu % orbit_size;
+}
+
 std::optional<RankSymmetry> tp_rotation_symmetry(const ParallelSpec& p, const PlatformSpec& platform,
                                                  std::string* why_not) {
   const auto refuse = [why_not](std::string reason) -> std::optional<RankSymmetry> {

@@ -8,6 +8,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "platforms/platform_spec.hpp"
 #include "workloads/model.hpp"
@@ -16,20 +17,26 @@ namespace cpsim {
 
 class RankSymmetry {
  public:
-  RankSymmetry(int orbit_size, int gpu_count) : orbit_(orbit_size), gpus_(gpu_count) {}
+  RankSymmetry(int orbit_size, int gpu_count);
   int orbit_size() const { return orbit_; }  // GPUs per orbit: the TP degree
-  int gpu_count() const { return gpus_; }
-  int shift(int gpu) const { return gpu % orbit_; }  // its TP rank (layout gpu = cp_rank * tp + tp_rank)
+  int gpu_count() const { return static_cast<int>(shift_.size()); }
+  int shift(int gpu) const { return shift_[gpu]; }  // its TP rank (layout gpu = cp_rank * tp + tp_rank)
   int representative(int gpu) const { return gpu - shift(gpu); }
   bool is_representative(int gpu) const { return shift(gpu) == 0; }
-  // The GPU `gpu` becomes when every TP rank moves `by` places on.
-  int rotate(int gpu, int by) const { return representative(gpu) + ((shift(gpu) + by) % orbit_ + orbit_) % orbit_; }
+  // The GPU `gpu` becomes when every TP rank moves `by` places on (|by| < orbit_size()). No division: the graph
+  // builder calls it for every task and dependency.
+  int rotate(int gpu, int by) const {
+    int s = shift(gpu) + by;
+    s += s < 0 ? orbit_ : s >= orbit_ ? -orbit_ : 0;
+    return representative(gpu) + s;
+  }
   // A preset topology link (platforms/topology.hpp: 2 * gpu for its NVLink port, 2 * gpu + 1 for its NIC) folded
   // onto its orbit's representative.
   int representative_link(int link) const { return 2 * representative(link / 2) + link % 2; }
 
  private:
-  int orbit_, gpus_;
+  int orbit_;
+  std::vector<int> shift_;  // per GPU
 };
 
 // The rotation, when the parallel plan and the platform admit it: TP > 1 and groups of consecutive GPUs inside a

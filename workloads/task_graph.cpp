@@ -109,9 +109,13 @@ std::uint64_t bits(double v) {
   std::memcpy(&b, &v, sizeof b);
   return b;
 }
+// A cheap order-dependent combination of words (one multiply each); hash_into mixes the result fully.
 std::uint64_t mix_all(std::initializer_list<std::uint64_t> words) {
   std::uint64_t h = 0;
-  for (std::uint64_t w : words) h = mix64(h ^ w);
+  for (std::uint64_t w : words) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+  }
   return h;
 }
 enum : std::uint64_t { kTaskEvent = 1, kEdgeEvent = 2, kOverheadEvent = 3 };
@@ -126,7 +130,9 @@ void TaskGraph::collapse_by(const RankSymmetry& symmetry) {
   kept_by_seq_.assign(gpu_count_, {});
 }
 
-void TaskGraph::hash_into(int gpu, std::uint64_t seq, std::uint64_t what) { gpu_hash_[gpu] += mix64(mix64(seq) ^ what); }
+void TaskGraph::hash_into(int gpu, std::uint64_t seq, std::uint64_t what) {
+  gpu_hash_[gpu] += mix64(what ^ (seq * 0xd6e8feb86659fd93ull));  // a sum: the order of events does not matter
+}
 
 std::uint64_t TaskGraph::describe_in_frame_of(int gpu, TaskId id) const {
   const int seen_as = symmetry_->rotate(owner_of(id), -symmetry_->shift(gpu));
@@ -197,6 +203,10 @@ void TaskGraph::depend(TaskId task, TaskId prerequisite) {
 void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
   tasks_.reserve(tasks);
   edges_.reserve(dependencies);
+  if (collapse_open_) {
+    kept_seq_.reserve(tasks);
+    shadows_.reserve(tasks * (symmetry_->orbit_size() - 1));
+  }
 }
 
 void TaskGraph::index_successors() const {

@@ -54,6 +54,11 @@ json resolved_scenario_json(const Scenario& s) {
     platform["nvlink_latency_s"] = p.nvlink_latency_s;
     platform["nic_bw_Bps"] = p.nic_bw_Bps;
     platform["nic_latency_s"] = p.nic_latency_s;
+    if (!p.port_bw_Bps.empty()) {
+      json ports = json::object();
+      for (const auto& [name, bw_Bps] : p.port_bw_Bps) ports[name] = bw_Bps;
+      platform["link_bw_Bps"] = ports;
+    }
   }
   const ModelSpec& m = s.model;
   json model = {{"name", m.name},         {"layers", m.layers},   {"d_model", m.d_model},
