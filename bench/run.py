@@ -14,12 +14,26 @@ import argparse, json, os, statistics, subprocess, sys, tempfile, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GIB = 1024 ** 3
 
-def ring_70b(cp):
-    return {"name": f"ring-70b-1m-cp{cp}x8", "kind": "run", "scenario": "bench/ring-70b-1m.yaml",
-            "set": [f"parallel.cp={cp}", f"platform.nodes={cp}"], "engine_bench": True,
-            "targets": {"wall_s": 30, "peak_rss_bytes": 2 * GIB} if cp == 64 else {}}
+MIB = 1024 ** 2
+# The scale goals: 512 GPUs in 2 s and 300 MB, 1,024 in 5 s and 500 MB, 4,096 x 80 layers in 60 s and 2 GB.
+RING_TARGETS = {64: {"wall_s": 2, "peak_rss_bytes": 300 * MIB}, 128: {"wall_s": 5, "peak_rss_bytes": 500 * MIB},
+                512: {"wall_s": 60, "peak_rss_bytes": 2 * GIB}}
 
-CASES = [ring_70b(cp) for cp in (8, 16, 32, 64)] + [
+
+def ring_70b(cp, full=False):
+    """CP cp x TP 8; full: the same with the fast path off (--no-fast-path), the reference it must equal."""
+    return {"name": f"ring-70b-1m-cp{cp}x8" + ("-full" if full else ""), "kind": "run",
+            "scenario": "bench/ring-70b-1m.yaml",
+            "set": [f"parallel.cp={cp}", f"platform.nodes={cp}"] + (["run.fast_path=false"] if full else []),
+            "engine_bench": True, "targets": {} if full else RING_TARGETS.get(cp, {}),
+            # 4,096 GPUs take minutes without the full fast path: run it by name (--only).
+            "on_request": cp >= 512}
+
+CASES = [ring_70b(cp) for cp in (8, 16, 32, 64)] + [ring_70b(64, full=True), ring_70b(128), ring_70b(512)] + [
+    # (d) ASTRA-sim's analytical comparison: 100 chained 1 GiB all-gathers on 256 GPUs, contention on; it must be no
+    # slower than SimGrid's bare ring of the same number of flows.
+    {"name": "allgather-100x1g-256", "kind": "collective", "scenario": "bench/allgather-256.yaml", "set": [],
+     "op": "allgather", "bytes": 1 << 30, "count": 100, "targets": {"wall_vs_raw_ring": 1.0}},
     {"name": "v4-mixed-1m-cp64x8", "kind": "run", "scenario": "bench/v4-mixed-1m.yaml", "set": [],
      "engine_bench": True, "targets": {"wall_s": 30}, "optional": True},
     {"name": "sweep-48-j2", "kind": "sweep", "scenario": "bench/sweep-48.yaml", "set": [], "jobs": 2, "points": 48},
@@ -65,14 +79,33 @@ def bench_run(cpsim, case, repeat, tmp):
     cmd = with_sets([cpsim, "--log-level", "warn", "run", case["scenario"], "-o", out_dir], list(case["set"]))
     wall, rss, _ = run_measured(cmd, repeat)
     summary = json.load(open(os.path.join(out_dir, "summary.json")))
+    engine = json.load(open(os.path.join(out_dir, "engine.json")))["fast_path"]
+    # tasks and flows: those the run represents (summary.json); *_simulated: those the engine ran (engine.json).
     r = {"wall_s": wall, "peak_rss_bytes": rss, "tasks": summary["tasks"], "flows": summary["flows"],
-         "flows_per_s": summary["flows"] / wall, "makespan_s": summary["makespan_s"]}
+         "tasks_simulated": engine["tasks_simulated"], "flows_simulated": engine["flows_simulated"],
+         "collapsed": engine["collapsed"], "flows_per_s": summary["flows"] / wall, "makespan_s": summary["makespan_s"]}
     if case.get("engine_bench"):
-        cmd = with_sets([cpsim, "engine-bench", case["scenario"], "--flows", str(summary["flows"])], list(case["set"]))
+        cmd = with_sets([cpsim, "engine-bench", case["scenario"], "--flows", str(engine["flows_simulated"])],
+                        list(case["set"]))
         raw = json.loads(timed(cmd)[2])
         r["raw_simgrid_ring"] = {"flows": raw["ring_flows"], "wall_s": raw["ring_wall_s"],
                                  "flows_per_s": raw["ring_flows_per_s"]}
-        r["share_of_raw_rate"] = r["flows_per_s"] / raw["ring_flows_per_s"]
+        r["share_of_raw_rate"] = engine["flows_simulated"] / wall / raw["ring_flows_per_s"]
+    return r
+
+
+def bench_collective(cpsim, case, repeat, tmp):
+    cmd = with_sets([cpsim, "--log-level", "warn", "collective-bench", case["scenario"], "--op", case["op"],
+                     "--bytes", str(case["bytes"]), "--count", str(case["count"])], list(case["set"]))
+    wall, rss, out = run_measured(cmd, repeat)
+    res = json.loads(out)
+    r = {"wall_s": wall, "peak_rss_bytes": rss, "tasks": res["tasks"], "flows": res["flows"],
+         "flows_per_s": res["flows"] / wall, "makespan_s": res["makespan_s"], "busbw_Bps": res["busbw_Bps"]}
+    cmd = with_sets([cpsim, "engine-bench", case["scenario"], "--flows", str(res["flows"])], list(case["set"]))
+    raws = [json.loads(timed(cmd)[2]) for _ in range(repeat)]
+    raw_wall = statistics.median(x["ring_wall_s"] for x in raws)
+    r["raw_simgrid_ring"] = {"flows": raws[0]["ring_flows"], "wall_s": raw_wall}
+    r["wall_vs_raw_ring"] = res["engine_wall_s"] / raw_wall  # the engine's share of the run, against the bare ring
     return r
 
 
@@ -112,7 +145,7 @@ def bench_seq_len(cpsim, case, repeat, tmp):
 
 
 RUNNERS = {"run": bench_run, "sweep": bench_sweep, "platform": bench_platform, "seq_len": bench_seq_len,
-           "serve": bench_serve}
+           "serve": bench_serve, "collective": bench_collective}
 
 
 def check_targets(case, r):
@@ -150,6 +183,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
             if args.only and case["name"] not in args.only:
+                continue
+            if case.get("on_request") and not args.only:
+                print(f"{case['name']}: skipped (run it with --only {case['name']})")
                 continue
             if case.get("optional") and not os.path.exists(os.path.join(ROOT, case["scenario"])):
                 print(f"{case['name']}: skipped ({case['scenario']} not present)")

@@ -14,6 +14,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "sim/cli/cmd_collective_bench.hpp"
 #include "sim/cli/cmd_run.hpp"
 #include "sim/cli/cmd_plan.hpp"
 #include "sim/cli/cmd_plan_search.hpp"
@@ -106,6 +107,22 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1.0, 1e15));
 
+  cpsim::CollectiveBenchArgs collective_args;
+  CLI::App* collective_bench = app.add_subcommand(
+      "collective-bench", "time a chain of collectives on the scenario's platform, nccl-tests style (JSON on stdout)");
+  add_scenario(collective_bench);
+  collective_bench->add_option("--op", collective_args.op, "allgather, allreduce, reduce_scatter or alltoall")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"allgather", "allreduce", "reduce_scatter", "alltoall"}));
+  collective_bench->add_option("--bytes", collective_args.bytes, "nccl-tests' size of each collective")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e15));
+  collective_bench->add_option("--count", collective_args.count, "collectives in the chain")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  collective_bench->add_option("--gpus", collective_args.gpus, "the platform's first N GPUs (default: all)")
+      ->check(CLI::Range(2, 1 << 20));
+
   cpsim::VolumesArgs volumes_args;
   CLI::App* volumes = app.add_subcommand("volumes", "print the per-rank CP bytes of every attention mode (no simulation)");
   volumes->add_option("--preset", volumes_args.preset, "seed (the seed's unified parameters) or mistral-swa")
@@ -147,6 +164,10 @@ int main(int argc, char** argv) {
   }
   if (*merge) return cpsim::merge_command(merge_dirs, output_dir);
   if (*engine_bench) return cpsim::engine_bench_command(scenario, bench_flows, bench_bytes);
+  if (*collective_bench) {
+    collective_args.scenario = scenario;
+    return cpsim::collective_bench_command(collective_args);
+  }
   if (*volumes) return cpsim::volumes_command(volumes_args);
   return cpsim::platform_command(scenario, xml_out);
 }
