@@ -112,6 +112,10 @@ struct RunSpec {
   // run.fast_path (`--no-fast-path` turns it off): simulate one GPU per symmetry orbit when the plan, the platform
   // and the graph allow it (workloads/rank_symmetry.hpp); off = every GPU, the reference the fast path must equal.
   bool fast_path = true;
+  // run.closed_form_flows (opt-in, needs the fast path): a flow alone on its route ends on a timer instead of an engine
+  // comm (sim/engine/executor.hpp). Not bit-identical to the engine: same-date events run in another order, and a
+  // flow that stops being alone rejoins the engine with its bytes left rounded to a byte (docs/performance.md).
+  bool closed_form_flows = false;
   // run.on_oom: what a GPU whose memory exceeds its HBM does: warn (simulate, flag `fits: false`) or error (refuse).
   bool oom_is_error = false;
   Recompute recompute = Recompute::NONE;

@@ -45,7 +45,7 @@ int collective_bench_command(const CollectiveBenchArgs& args) {
     for (int i = 0; i < args.count; ++i)  // chained: collective i + 1 starts on a rank when i is done there
       ready = one_collective(g, args.op, gpus, args.bytes, {Traffic::DP, args.op, -1}, ready);
     g.forget_machine();
-    const ExecutionResult r = execute(g, s.platform, s.contention);
+    const ExecutionResult r = execute(g, s.platform, s.contention, {}, s.run.closed_form_flows);
     const double per_s = r.makespan_s / args.count;
     const double algbw_Bps = args.bytes / per_s;
     const nlohmann::ordered_json out = {{"op", args.op},

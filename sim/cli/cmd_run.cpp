@@ -75,7 +75,8 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const ExecutionResult result = [&] {
       RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
       return execute(graph, scenario.platform, scenario.contention,
-                     [&progress](std::size_t done, std::size_t total, double t_s) { progress.update(done, total, t_s); });
+                     [&progress](std::size_t done, std::size_t total, double t_s) { progress.update(done, total, t_s); },
+                     scenario.run.closed_form_flows);
     }();
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
     const Metrics metrics = compute_metrics(scenario, graph, result);

@@ -34,7 +34,7 @@ struct Child {
   try {
     const auto symmetry = collapse_symmetry(s, false);
     const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform, symmetry ? &*symmetry : nullptr};
-    makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention).makespan_s;
+    makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention, {}, s.run.closed_form_flows).makespan_s;
   } catch (const WorkloadTooLarge& e) {
     outcome = TOO_LARGE, message = e.what();
   } catch (const InputError& e) {

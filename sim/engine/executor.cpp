@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <list>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
@@ -58,9 +59,11 @@ Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const T
 class DagRunner {
  public:
   DagRunner(const TaskGraph& graph, const Network& net, std::vector<sg4::Link*> links, const ContentionPolicy& policy,
-            ExecutionResult& out, const ProgressFn& progress)
+            ExecutionResult& out, const ProgressFn& progress, bool closed_form)
       : g_(graph), net_(net), links_(std::move(links)), policy_(policy), progress_(progress),
-        shape_links_(policy.shapes_links() && !net.isolated()), out_(out),
+        shape_links_(policy.shapes_links() && !net.isolated()),
+        closed_form_(closed_form && !shape_links_), link_load_(links_.size(), 0), alone_on_link_(links_.size(), -1),
+        out_(out),
         waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
         gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
@@ -76,6 +79,7 @@ class DagRunner {
     finished_.clear();
     if (completed_ != g_.tasks().size()) report_stuck();
   }
+  std::size_t converted() const { return converted_; }
 
  private:
   void start(TaskId id) {
@@ -138,13 +142,68 @@ class DagRunner {
       });
   }
 
+  // The flow's bytes start moving: alone on every link of its route, it ends at now + bytes / bottleneck (what
+  // max-min sharing gives a lone flow) on a timer; else it is an engine comm, and any flow alone on one of its links
+  // becomes one too, with the bytes it has left, from now on.
   void move_bytes(TaskId id) {
     const Task& t = g_.task(id);
+    const double payload = static_cast<double>(std::llround(t.bytes));
+    const std::vector<std::uint32_t>& links = out_.routes[out_.route_of_task[id]].links;
+    if (closed_form_) {
+      bool alone = !links.empty();
+      for (std::uint32_t l : links) alone = alone && link_load_[l] == 0;
+      if (alone) return start_alone(id, payload);
+      for (std::uint32_t l : links)
+        if (alone_on_link_[l] >= 0) to_engine(static_cast<TaskId>(alone_on_link_[l]));
+      for (std::uint32_t l : links) ++link_load_[l];
+    }
+    start_comm(id, payload);
+  }
+
+  void start_comm(TaskId id, double payload) {
+    const Task& t = g_.task(id);
     sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
-    c->set_payload_size(static_cast<std::uint64_t>(std::llround(t.bytes)));
+    c->set_payload_size(static_cast<std::uint64_t>(payload));
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
     live_[id] = c;
     c->start();
+  }
+
+  void start_alone(TaskId id, double payload) {
+    const std::vector<std::uint32_t>& links = out_.routes[out_.route_of_task[id]].links;
+    double rate_Bps = out_.link_bw_Bps[links.front()];
+    for (std::uint32_t l : links) {
+      rate_Bps = std::min(rate_Bps, out_.link_bw_Bps[l]);
+      ++link_load_[l];
+      alone_on_link_[l] = id;
+    }
+    const double now = sg4::Engine::get_clock();
+    AloneFlow& a = alone_[id];
+    a = {now, payload, rate_Bps, nullptr};
+    a.timer = simgrid::kernel::timer::Timer::set(now + payload / rate_Bps, [this, id] { end_alone(id); });
+  }
+
+  void release_alone_links(TaskId id) {
+    for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) alone_on_link_[l] = -1;
+  }
+
+  void end_alone(TaskId id) {
+    release_alone_links(id);
+    for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) --link_load_[l];
+    alone_.erase(id);
+    flow_done(id, sg4::Engine::get_clock());
+  }
+
+  // Another flow needs a link of flow `id`: it goes on as an engine comm of the bytes it has left (rounded to a byte:
+  // the engine's payloads are whole bytes, so this costs at most 1 / bottleneck of time), sharing from now on.
+  void to_engine(TaskId id) {
+    const AloneFlow a = alone_.at(id);
+    alone_.erase(id);
+    a.timer->remove();
+    release_alone_links(id);
+    const double left = a.payload - a.rate_Bps * (sg4::Engine::get_clock() - a.bytes_start_s);
+    ++converted_;
+    start_comm(id, std::max(0.0, std::round(left)));
   }
 
   // Comm kernels running on a GPU: one per traffic class with flows in flight there (sim/engine/contention_policy.cpp).
@@ -210,8 +269,14 @@ class DagRunner {
     if (tag == 0) return;
     const TaskId id = static_cast<TaskId>(tag - 1);
     finished_.push_back(std::move(live_[id]));  // released once the clock moves on, never inside its own callback
+    if (closed_form_)
+      for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) --link_load_[l];
+    flow_done(id, a.get_finish_time());
+  }
+
+  void flow_done(TaskId id, double finish_s) {
     account_flow(id, -1);
-    complete(id, out_.start_s[id], a.get_finish_time());
+    complete(id, out_.start_s[id], finish_s);
     if (!queued_.empty()) drain_queue();
   }
 
@@ -250,6 +315,15 @@ class DagRunner {
   const ContentionPolicy& policy_;
   const ProgressFn& progress_;
   bool shape_links_;  // re-set link capacities as flows come and go (not on class-isolated networks)
+  bool closed_form_;  // flows alone on their route run on timers (fixed link capacities only)
+  std::vector<std::uint32_t> link_load_;      // closed form: flows moving bytes on each link (alone or engine)
+  std::vector<std::int64_t> alone_on_link_;   // the flow alone on a link, or -1
+  struct AloneFlow {
+    double bytes_start_s, payload, rate_Bps;
+    simgrid::kernel::timer::Timer* timer;
+  };
+  std::unordered_map<TaskId, AloneFlow> alone_;
+  std::size_t converted_ = 0;  // alone flows that had to join the engine
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
   std::vector<sg4::ActivityPtr> live_;
@@ -312,7 +386,7 @@ void check_executable(const TaskGraph& graph, const PlatformSpec& platform) {
 }
 
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention,
-                        const ProgressFn& progress) {
+                        const ProgressFn& progress, bool closed_form_flows) {
   const auto wall_start = std::chrono::steady_clock::now();
   const auto engine = start_engine();
   const auto policy = make_contention_policy(contention, platform.gpu.sm_count);
@@ -332,7 +406,9 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   // every flow on a link then has the same weight, and a lone flow still takes latency + bytes / bandwidth.
   for (sg4::Link* l : engine->get_all_links()) l->set_latency(0);
   const double t0 = sg4::Engine::get_clock();
-  DagRunner(graph, net, std::move(links), *policy, out, progress).run(*engine);
+  DagRunner runner(graph, net, std::move(links), *policy, out, progress, closed_form_flows);
+  runner.run(*engine);
+  spdlog::debug("closed form: {} flows alone on their route had to join the engine", runner.converted());
   for (auto& t : out.start_s) t -= t0;
   for (auto& t : out.ready_s) t -= t0;
   for (auto& t : out.finish_s) {

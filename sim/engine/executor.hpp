@@ -34,8 +34,12 @@ struct ExecutionResult {
 // Called now and then while the engine runs (about twice a wall-clock second): tasks done of all, simulated time.
 using ProgressFn = std::function<void(std::size_t done, std::size_t total, double simulated_s)>;
 
+// `closed_form_flows` (run.closed_form_flows): a flow alone on every link of its route ends on a timer at bytes /
+// bottleneck after its latency, what the engine computes for it, without an engine comm; it joins the engine, with
+// the bytes it has left, as soon as another flow needs one of its links. Off (and with link-shaping contention
+// modes): every flow is an engine comm.
 ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, const ContentionSpec& contention = {},
-                        const ProgressFn& progress = {});
+                        const ProgressFn& progress = {}, bool closed_form_flows = false);
 // What execute() refuses before it simulates, without simulating: the platform as the engine loads it (an XML file
 // through SimGrid's parser, its links' values) and a route for every GPU pair the graph sends between.
 void check_executable(const TaskGraph& graph, const PlatformSpec& platform);

@@ -151,6 +151,7 @@ RunSpec read_run(MapReader& r, bool& serve) {
   }
   run.max_tasks = static_cast<std::uint64_t>(r.integer_or("max_tasks", std::int64_t(run.max_tasks), 1, 10000000000));
   run.fast_path = r.flag_or("fast_path", true);
+  run.closed_form_flows = r.flag_or("closed_form_flows", false) && run.fast_path;
   run.dtype = read_dtype(r);
   // Dense attention's mask: causal (language models) or full (non-causal, every pair of the sequence).
   run.full_mask = r.choice_or("mask", {"causal", "full"}, "causal") == "full";
