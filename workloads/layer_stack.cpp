@@ -14,6 +14,7 @@
 #include "workloads/expert_routing.hpp"
 #include "workloads/gradient_sync.hpp"
 #include "workloads/graph_builder.hpp"
+#include "workloads/layer_repetition.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/pipeline_schedule.hpp"
 #include "workloads/relayout.hpp"
@@ -159,12 +160,17 @@ class LayerStackBuilder : GraphBuilder {
     std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));  // per GPU: what the next layer waits for
     // Sequence parallelism starts from the embedding's T/tp shard per rank.
     std::deque<bool> sharded(mbs, in_.parallel.sequence_parallel && in_.parallel.tp > 1);
+    LayerRepetition repetition(g_, in_.run.fast_path);
     for (int l = 0; l < in_.model.layers; ++l) {
+      const std::string key = layer_key(l, sharded);
+      if (l > 0 && repetition.copy(key, ready)) continue;
+      repetition.begin(key, ready);
       // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
       std::vector<AttentionHalf> halves;
       for (int mb = 0; mb < mbs; ++mb) halves.push_back(attention_half(l, mbs > 1 ? mb : -1, ready[mb], sharded[mb]));
       for (int mb = 0; mb < mbs; ++mb)
         ready[mb] = ffn_half(l, halves[mb].layer, halves[mb].done, sharded[mb]);
+      repetition.end(ready);
       if (l == 0) {  // the first layer predicts the whole graph
         const double passes = passes_per_forward();
         check_size(in_.model.layers * passes,
@@ -183,6 +189,18 @@ class LayerStackBuilder : GraphBuilder {
         }
       }
     }
+  }
+
+  // All that building forward layer `index` reads besides its input tasks (attention lowerings see only the graph
+  // layer): layers of one key are built alike (workloads/layer_repetition.hpp).
+  std::string layer_key(int index, const std::deque<bool>& sharded) const {
+    const MoeSpec& moe = in_.model.moe;
+    const std::optional<Partition> from = relayout_from(in_, index);
+    std::string key = fmt::format("{} moe {} layout {} from {}", layer_kinds_name(in_.model.layer_kind(index)),
+                                  moe.experts > 0 && index >= moe.first_dense_layers,
+                                  int(layer_token_layout(in_, index)), from ? int(*from) : -1);
+    for (bool s : sharded) key += s ? " s" : " -";
+    return key;
   }
 
   TaskId compute(int gpu, const char* name, int layer, const KernelCost& c, const std::vector<TaskId>& after) {

@@ -175,18 +175,19 @@ bool TaskGraph::finish_collapse(std::string* why_not) {
       return false;
     }
   }
-  const auto resolve = [this](TaskId id) {
-    if (!(id & kShadow)) return id;
-    const Shadow& s = shadows_[id & ~kShadow];
-    return kept_by_seq_[symmetry_->representative(s.gpu)][s.seq];
-  };
-  for (auto& edge : edges_) edge.first = resolve(edge.first);
+  for (std::size_t e = resolved_edges_; e < edges_.size(); ++e) edges_[e].first = resolve(edges_[e].first);
   for (auto& last : last_compute_)
     if (last >= 0) last = resolve(static_cast<TaskId>(last));
   std::vector<Shadow>().swap(shadows_);
   std::vector<std::uint32_t>().swap(kept_seq_);
   std::vector<std::vector<TaskId>>().swap(kept_by_seq_);
   return true;
+}
+
+TaskId TaskGraph::resolve(TaskId id) const {
+  if (!(id & kShadow)) return id;
+  const Shadow& s = shadows_[id & ~kShadow];
+  return kept_by_seq_[symmetry_->representative(s.gpu)][s.seq];
 }
 
 void TaskGraph::depend(TaskId task, TaskId prerequisite) {

@@ -144,6 +144,29 @@ class TaskGraph {
   const RankSymmetry* symmetry() const { return symmetry_ ? &*symmetry_ : nullptr; }
   // GPUs each kept task stands for: the orbit size when collapsed, else 1.
   int copies_per_task() const { return symmetry_ ? symmetry_->orbit_size() : 1; }
+  // Repetition (workloads/task_graph_repeat.cpp). A generator marks where each stretch of the graph begins (e.g. one
+  // model layer of every micro-batch). When the stretch just built is the one before it moved by its length (same
+  // tasks, layers renumbered, same dependencies with every prerequisite moved as well, inside or before the
+  // stretch), a generator that is a function of its inputs alone would build every further stretch of the same
+  // inputs the same way: repeat() copies it instead of building it.
+  struct Mark {
+    std::size_t tasks = 0, edges = 0, shadows = 0, layers = 0;
+    std::vector<std::uint32_t> owned;  // collapsed building: per GPU, the tasks it owns so far
+    std::vector<std::uint64_t> hash;   // collapsed building: per GPU, its hash so far
+    std::vector<std::int64_t> last_compute;  // per GPU, its stream's tail
+  };
+  Mark mark() const;
+  // Whether the stretch [b, now) is the stretch [a, b) moved by b - a (collapsed: also every GPU's tasks so far
+  // equal to its representative's, so that the copy's shadows need no hashing).
+  bool repeats(const Mark& a, const Mark& b, int model_layer_step) const;
+  // Whether `later` is `earlier` moved from stretch [a, b) to the next one (for what a generator holds on to).
+  bool is_moved(TaskId earlier, TaskId later, const Mark& a, const Mark& b) const;
+  // Appends a copy of the last stretch [from, now) moved by its length, model layers by `model_layer_step`.
+  void repeat(const Mark& from, int model_layer_step);
+  // The copy, in the stretch after [from, to), of task `id` of [from, to) (a stretch repeat() appended).
+  TaskId moved(TaskId id, const Mark& from, const Mark& to);
+  std::size_t repeated_tasks() const { return repeated_tasks_; }
+
   // Why a graph is not collapsed, for engine.json ("" when nothing was tried).
   void set_uncollapsed_reason(std::string why) { uncollapsed_reason_ = std::move(why); }
   const std::string& uncollapsed_reason() const { return uncollapsed_reason_; }
@@ -169,6 +192,9 @@ class TaskGraph {
   std::vector<std::vector<TaskId>> kept_by_seq_;  // per representative GPU: its kept tasks by seq
   std::vector<std::uint32_t> owned_;              // per GPU: tasks it owns so far
   std::vector<std::uint64_t> gpu_hash_;           // per GPU: the sum of its tasks' and dependencies' hashes
+  std::size_t resolved_edges_ = 0;                // edges_[0, this) hold no shadow id (repeat() resolved them)
+  std::size_t repeated_tasks_ = 0;                // tasks repeat() copied rather than built
+  TaskId resolve(TaskId id) const;                // a shadow's kept task (its representative's of the same seq)
 
   std::uint16_t intern(const std::string& name);
 

@@ -25,9 +25,18 @@ TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
   const auto generate = [gpu_count](const WorkloadInputs& w) {
     return w.run.phase == Phase::DECODE ? generate_decode(w, gpu_count) : generate_layer_stack(w, gpu_count);
   };
-  if (!in.symmetry) return generate(in);
+  const auto report = [](const TaskGraph& g) {
+    if (g.repeated_tasks() > 0)
+      spdlog::debug("repetition: {} of {} tasks copied from the layer before", g.repeated_tasks(), g.tasks().size());
+  };
+  if (!in.symmetry) {
+    TaskGraph g = generate(in);
+    report(g);
+    return g;
+  }
   try {
     TaskGraph g = generate(in);
+    report(g);
     spdlog::info("symmetry: every TP rank mirrors TP rank 0 of its group: simulating 1 GPU in {}",
                  in.symmetry->orbit_size());
     return g;

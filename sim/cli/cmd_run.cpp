@@ -69,9 +69,11 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     const WorkloadInputs inputs{scenario.model,       scenario.run,        scenario.parallel,
                                 scenario.cp,          scenario.platform.gpu, &scenario.platform,
                                 symmetry ? &*symmetry : nullptr};
+    const WallClock building;
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
-    spdlog::info("workload: {} tasks, {} flows on {} GPUs", graph.tasks().size() * graph.copies_per_task(),
-                 graph.flow_count() * graph.copies_per_task(), RankLayout(scenario.parallel).simulated_gpus());
+    spdlog::info("workload: {} tasks, {} flows on {} GPUs (built in {:.3f} s)", graph.tasks().size() * graph.copies_per_task(),
+                 graph.flow_count() * graph.copies_per_task(), RankLayout(scenario.parallel).simulated_gpus(),
+                 building.elapsed_s());
     const ExecutionResult result = [&] {
       RunProgress progress(std::cerr, progress_wanted());  // a line on a terminal while a long run simulates
       return execute(graph, scenario.platform, scenario.contention,
@@ -79,7 +81,9 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
                      scenario.run.closed_form_flows);
     }();
     spdlog::info("simulated {} in {:.3f} s of wall time", format_time(result.makespan_s), result.wall_s);
+    const WallClock measuring;
     const Metrics metrics = compute_metrics(scenario, graph, result);
+    spdlog::debug("metrics computed in {:.3f} s", measuring.elapsed_s());
     // The closed form fitted at load; the simulated peak (layers overlapping on a GPU) may still overflow.
     if (scenario.run.oom_is_error && !metrics.memory.fits)
       throw InputError(fmt::format("{}: GPU {}'s simulated peak {}: it does not fit", scenario.on_oom_location,

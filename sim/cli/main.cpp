@@ -20,6 +20,7 @@
 #include "sim/cli/cmd_plan_search.hpp"
 #include "sim/cli/cmd_sweep.hpp"
 #include "sim/cli/cmd_volumes.hpp"
+#include "sim/cli/huge_pages.hpp"
 #include "sim/report/output_folder.hpp"
 
 namespace cpsim {
@@ -27,6 +28,7 @@ const char* build_version();  // generated at build time (cmake/build_version.cm
 }
 
 int main(int argc, char** argv) {
+  cpsim::prefer_huge_pages(argv);    // may re-execute this process once (huge_pages.cpp)
   cpsim::install_signal_cleanup();  // Ctrl-C / SIGTERM: remove staged outputs, exit 130 / 143
   CLI::App app{"cpsim: a discrete-event simulator for context-parallel LLM attention"};
   app.require_subcommand(1);

@@ -24,6 +24,15 @@ class RunProgress {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Wall time since construction, for log lines (never for an output file).
+class WallClock {
+ public:
+  double elapsed_s() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 // True when progress lines are wanted: stderr is a terminal and info messages are shown.
 bool progress_wanted();
 
