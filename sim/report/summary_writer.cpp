@@ -256,6 +256,7 @@ nlohmann::ordered_json engine_json(const TaskGraph& g, const std::string& no_sym
   fast["tasks_simulated"] = g.tasks().size();
   fast["flows_simulated"] = g.flow_count();
   fast["tasks_represented"] = g.tasks().size() * g.copies_per_task();
+  fast["tasks_copied"] = g.repeated_tasks();  // of tasks_simulated: copied from the layer before, not built
   return {{"fast_path", fast}};
 }
 

@@ -2,7 +2,8 @@
 # The fast path (one GPU per TP-rotation orbit, workloads/rank_symmetry.hpp) against the full simulation
 # (--no-fast-path): summary.json must be byte-identical. Oracle: the full simulation of the same input. The matrix
 # covers every attention kind, prefill / decode / training, every contention mode, TP comm overlap, micro-batches
-# and pipeline stages, each with tp > 1 so that the collapse is tried; engine.json must say it collapsed (or, for
+# and pipeline stages, each with tp > 1 so that the collapse is tried (and 4 layers, so that layer repetition copies
+# the last ones where the stack is uniform: --no-fast-path must copy none); engine.json must say it collapsed (or, for
 # exclusive admission and asymmetric EP routing, that it did not, and why). Then every shipped scenario's default
 # point (scenarios/, bench/ but its 512-GPU cases, validation/) the same way.
 # Each point also runs with run.closed_form_flows (lone flows on timers, not bit-identical by design): every number
@@ -51,14 +52,19 @@ sys.exit(0 if worst[0] <= 1e-7 else 1)
 PY
 ) || { fail "$name: closed form off by $agreement"; return; }
   [ -f "$tmp/fast/engine.json" ] || { echo "ok   $name (closed form within ${agreement% *})"; return 0; }  # serving
-  local collapsed
+  local collapsed copied full_copied
   collapsed=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fast_path"]["collapsed"])' \
               "$tmp/fast/engine.json")
+  copied=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fast_path"]["tasks_copied"])' \
+           "$tmp/fast/engine.json")
+  full_copied=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fast_path"]["tasks_copied"])' \
+                "$tmp/full/engine.json")
+  [ "$full_copied" = 0 ] || { fail "$name: --no-fast-path copied $full_copied tasks"; return; }
   case $expect in
     collapsed) [ "$collapsed" = True ] || { fail "$name: not collapsed: $(cat "$tmp/fast/engine.json")"; return; } ;;
     whole) [ "$collapsed" = False ] || { fail "$name: collapsed, expected the whole graph"; return; } ;;
   esac
-  echo "ok   $name ($expect; closed form within ${agreement% *})"
+  echo "ok   $name ($expect, $copied tasks copied; closed form within ${agreement% *})"
 }
 
 q=scenarios/quickstart.yaml  # Llama-3-8B, 8 x H100, S = 128K
