@@ -42,7 +42,7 @@ int build(TaskGraph& g, int layers, bool repeat, double second_layer_skew_s = 0,
   LayerRepetition::Ready ready(1, RankTasks(kGpus));
   int copied = 0;
   for (int l = 0; l < layers; ++l) {
-    if (rep.copy("dense", ready)) {
+    if (rep.copy("dense", ready, [&] { return std::size_t(layers - l); })) {
       ++copied;
       continue;
     }

@@ -1,12 +1,13 @@
 // The fast path's layer repetition for a builder's loop over model layers (TaskGraph::repeat, task_graph.hpp).
 //
-//   for each layer:  if (rep.copy(key, ready)) continue;  rep.begin(key, ready);  build the layer;  rep.end(ready);
+//   for each layer:  if (rep.copy(key, ready, layers_ahead)) continue;  rep.begin(key, ready);  build the layer;  rep.end(ready);
 //
 // `key` names everything the layer's building reads besides its input tasks (its kinds, FFN, token layout, the
 // builder's state): layers of one key are built alike. Once two consecutive layers of a key are built and the
 // second is the first moved (tasks, dependencies, stream tails and the tasks the next layer waits for), every
 // further layer of that key is copied from the one before. Off (run.fast_path: false), every layer is built.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,9 +22,13 @@ class LayerRepetition {
   using Ready = std::vector<RankTasks>;  // what the next layer waits for, per micro-batch and GPU
   LayerRepetition(TaskGraph& graph, bool enabled) : g_(graph), enabled_(enabled) {}
 
-  // Copies the last layer if it was verified and has this key; `ready` then names the copy's outputs.
-  bool copy(const std::string& key, Ready& ready) {
+  // Copies the last layer if it was verified and has this key; `ready` then names the copy's outputs. `ahead`:
+  // how many layers of this key are still to come, this one included (room is made for them at the first copy).
+  template <class Ahead>
+  bool copy(const std::string& key, Ready& ready, const Ahead& ahead) {
     if (!enabled_ || !verified_ || key != key_) return false;
+    if (!reserved_) g_.reserve_repeats(last_, ahead());
+    reserved_ = true;
     const TaskGraph::Mark start = g_.mark();
     g_.repeat(last_, 1);
     for (RankTasks& per_gpu : ready)
@@ -36,7 +41,7 @@ class LayerRepetition {
   // A layer of `key` is about to be built from `ready`.
   void begin(const std::string& key, const Ready& ready) {
     if (!enabled_) return;
-    verified_ = false;
+    verified_ = reserved_ = false;
     has_previous_ = has_last_ && key == key_;
     if (has_previous_) {
       previous_ = std::move(last_);
@@ -70,7 +75,7 @@ class LayerRepetition {
 
   TaskGraph& g_;
   bool enabled_;
-  bool has_last_ = false, has_previous_ = false, verified_ = false;
+  bool has_last_ = false, has_previous_ = false, verified_ = false, reserved_ = false;
   std::string key_;
   TaskGraph::Mark last_, previous_;  // where the last layer built (or copied) began, and the one before it
   Ready previous_outputs_;           // the previous layer's outputs (the last layer's inputs)

@@ -163,7 +163,7 @@ class LayerStackBuilder : GraphBuilder {
     LayerRepetition repetition(g_, in_.run.fast_path);
     for (int l = 0; l < in_.model.layers; ++l) {
       const std::string key = layer_key(l, sharded);
-      if (l > 0 && repetition.copy(key, ready)) continue;
+      if (l > 0 && repetition.copy(key, ready, [&] { return layers_alike(l, sharded); })) continue;
       repetition.begin(key, ready);
       // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
       std::vector<AttentionHalf> halves;
@@ -201,6 +201,14 @@ class LayerStackBuilder : GraphBuilder {
                                   int(layer_token_layout(in_, index)), from ? int(*from) : -1);
     for (bool s : sharded) key += s ? " s" : " -";
     return key;
+  }
+
+  // Layers from `index` on with index's key, in a row.
+  std::size_t layers_alike(int index, const std::deque<bool>& sharded) const {
+    const std::string key = layer_key(index, sharded);
+    int l = index + 1;
+    while (l < in_.model.layers && layer_key(l, sharded) == key) ++l;
+    return static_cast<std::size_t>(l - index);
   }
 
   TaskId compute(int gpu, const char* name, int layer, const KernelCost& c, const std::vector<TaskId>& after) {

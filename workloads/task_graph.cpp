@@ -204,10 +204,7 @@ void TaskGraph::depend(TaskId task, TaskId prerequisite) {
 void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
   tasks_.reserve(tasks);
   edges_.reserve(dependencies);
-  if (collapse_open_) {
-    kept_seq_.reserve(tasks);
-    shadows_.reserve(tasks * (symmetry_->orbit_size() - 1));
-  }
+  if (collapse_open_) kept_seq_.reserve(tasks);  // shadows: only in the layers built (the rest are repeats)
 }
 
 void TaskGraph::index_successors() const {

@@ -51,12 +51,13 @@ struct Task {
   int peer = -1;              // flow: the receiver
   int layer = -1;             // index into TaskGraph::layers(), -1 = outside any layer
   int step = -1;              // algorithm step (ring step, collective step), -1 = none
+  std::uint32_t predecessor_count = 0;  // here, not last: 48 bytes, not 56, a task
   double duration_s = 0;      // compute: roofline time; flow: fixed cost paid before its bytes move (calibrated
                               // protocol and call latency beyond the route's wire latency)
   double flops = 0;           // compute: arithmetic work
   double bytes = 0;           // flow: payload; compute: HBM traffic
-  std::uint32_t predecessor_count = 0;
 };
+static_assert(sizeof(Task) == 48, "a task's size sets the memory of large runs");
 
 class CollectiveMachine;  // workloads/nccl_collectives.hpp
 
@@ -166,6 +167,8 @@ class TaskGraph {
   // The copy, in the stretch after [from, to), of task `id` of [from, to) (a stretch repeat() appended).
   TaskId moved(TaskId id, const Mark& from, const Mark& to);
   std::size_t repeated_tasks() const { return repeated_tasks_; }
+  // Room for `copies` more repeats of the stretch [from, now), so that no array doubles on the way.
+  void reserve_repeats(const Mark& from, std::size_t copies);
 
   // Why a graph is not collapsed, for engine.json ("" when nothing was tried).
   void set_uncollapsed_reason(std::string why) { uncollapsed_reason_ = std::move(why); }

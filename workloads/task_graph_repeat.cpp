@@ -66,6 +66,17 @@ bool TaskGraph::repeats(const Mark& a, const Mark& b, int model_layer_step) cons
   return true;
 }
 
+void TaskGraph::reserve_repeats(const Mark& from, std::size_t copies) {
+  const std::size_t n = tasks_.size() - from.tasks, e = edges_.size() - from.edges;
+  tasks_.reserve(tasks_.size() + copies * n);
+  edges_.reserve(edges_.size() + copies * e);
+  if (!symmetry_) return;
+  kept_seq_.reserve(kept_seq_.size() + copies * n);
+  for (int gpu = 0; gpu < gpu_count_; ++gpu)
+    if (symmetry_->is_representative(gpu))
+      kept_by_seq_[gpu].reserve(kept_by_seq_[gpu].size() + copies * (owned_[gpu] - from.owned[gpu]));
+}
+
 TaskId TaskGraph::moved(TaskId id, const Mark& from, const Mark& to) {
   if (!(id & kShadow)) return id + static_cast<TaskId>(to.tasks - from.tasks);
   const Shadow s = shadows_[id & ~kShadow];

@@ -130,7 +130,6 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   }
 
   const std::size_t n_layers = g.layers().size();
-  std::vector<std::vector<RankLayerTimes>> per(n_layers, std::vector<RankLayerTimes>(gpus));
   // CP bytes received per (layer, gpu).
   std::vector<std::vector<double>> cp_received(n_layers, std::vector<double>(gpus, 0));
   std::vector<std::vector<double>> relayout_received(n_layers, std::vector<double>(gpus, 0));
@@ -174,17 +173,36 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       if (t.traffic == Traffic::CP && t.layer >= 0)  // a re-layout between kinds is not the kind's own traffic
         (is_relayout(g, t) ? relayout_received : cp_received)[t.layer][receiver(t)] += t.bytes;
     }
-    if (t.layer < 0) continue;
-    for (int gpu : {t.gpu, t.kind == TaskKind::FLOW ? receiver(t) : -1}) {
-      if (gpu < 0) continue;
-      RankLayerTimes& rl = per[t.layer][gpu];
-      rl.first = std::min(rl.first, iv.first);
-      rl.last = std::max(rl.last, iv.second);
-      (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
-      if (t.kind == TaskKind::COMPUTE && t.step >= 0) rl.attention_s += iv.second - iv.first;
-      if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
-    }
   }
+  // Each layer's task intervals, gathered per GPU one layer at a time (tasks by layer, in id order), summarized and
+  // released: the intervals of every layer at once were a third of a large run's peak memory.
+  std::vector<std::uint32_t> layer_begin(n_layers + 1, 0), by_layer;
+  for (const Task& t : g.tasks())
+    if (t.layer >= 0) ++layer_begin[t.layer + 1];
+  for (std::size_t l = 0; l < n_layers; ++l) layer_begin[l + 1] += layer_begin[l];
+  by_layer.resize(layer_begin.back());
+  {
+    std::vector<std::uint32_t> next(layer_begin.begin(), layer_begin.end() - 1);
+    for (std::size_t i = 0; i < g.tasks().size(); ++i)
+      if (g.tasks()[i].layer >= 0) by_layer[next[g.tasks()[i].layer]++] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<RankLayerTimes> layer_times(gpus);  // the layer being summarized
+  const auto gather_layer = [&](std::size_t l) {
+    for (std::size_t k = layer_begin[l]; k < layer_begin[l + 1]; ++k) {
+      const std::uint32_t i = by_layer[k];
+      const Task& t = g.tasks()[i];
+      const Interval iv{r.start_s[i], r.finish_s[i]};
+      for (int gpu : {t.gpu, t.kind == TaskKind::FLOW ? receiver(t) : -1}) {
+        if (gpu < 0) continue;
+        RankLayerTimes& rl = layer_times[gpu];
+        rl.first = std::min(rl.first, iv.first);
+        rl.last = std::max(rl.last, iv.second);
+        (t.kind == TaskKind::COMPUTE ? rl.compute : rl.comm).push_back(iv);
+        if (t.kind == TaskKind::COMPUTE && t.step >= 0) rl.attention_s += iv.second - iv.first;
+        if (t.kind == TaskKind::FLOW && t.traffic == Traffic::CP) rl.cp_comm.push_back(iv);
+      }
+    }
+  };
   // The GPUs a collapsed run did not simulate mirror their representatives.
   for (int gpu = 0; gpu < gpus; ++gpu) {
     const int from = source_of(gpu);
@@ -214,8 +232,9 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
     lm.t_end_s = -1;
     double busy_sum_s = 0, busy_max_s = 0;
     int present = 0;
+    gather_layer(l);
     for (int gpu = 0; gpu < gpus; ++gpu)
-      if (source_of(gpu) == gpu) on_gpu[gpu] = summarize(per[l][gpu], busy_all[gpu], other_comm[gpu]);
+      if (source_of(gpu) == gpu) on_gpu[gpu] = summarize(layer_times[gpu], busy_all[gpu], other_comm[gpu]);
     for (int gpu = 0; gpu < gpus; ++gpu) {
       const LayerOnGpu& o = on_gpu[source_of(gpu)];
       lm.contention += gpu_contention[l][gpu];
