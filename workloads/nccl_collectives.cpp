@@ -189,12 +189,23 @@ std::vector<CollectiveMachine::Phase> CollectiveMachine::ring_phase(CollectiveOp
     if (fresh) by_node.emplace_back();
     by_node[it->second].push_back(pos);
   }
+  // Each GPU sends its channels' flows starting from the channel of its own local index: rotating every node's
+  // GPUs by one then maps each GPU's k-th flow onto its neighbour's k-th (channel c becomes c + 1), so the
+  // collective collapses under the TP rotation (workloads/rank_symmetry.hpp).
+  std::map<int, int> local_index;
+  for (const auto& local : by_node)
+    for (std::size_t i = 0; i < local.size(); ++i) local_index[local[i]] = static_cast<int>(i);
+  std::vector<std::pair<int, PlannedFlow>> ranked;  // (the flow's rank among its sender's, the flow)
   for (int c = 0; c < channels; ++c) {
     std::vector<int> order;
     for (const auto& local : by_node)
       for (std::size_t i = 0; i < local.size(); ++i) order.push_back(local[(i + c) % local.size()]);
-    for (int i = 0; i < n; ++i) phase.flows.push_back({order[i], order[(i + 1) % n], hop_bytes / channels});
+    for (int i = 0; i < n; ++i)
+      ranked.push_back({((c - local_index[order[i]]) % channels + channels) % channels,
+                        {order[i], order[(i + 1) % n], hop_bytes / channels}});
   }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [rank, flow] : ranked) phase.flows.push_back(flow);
   return {phase};
 }
 

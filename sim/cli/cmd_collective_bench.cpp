@@ -5,6 +5,7 @@
 
 #include "sim/cli/cmd_guard.hpp"
 #include "sim/engine/executor.hpp"
+#include "sim/engine/symmetry_choice.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "workloads/nccl_collectives.hpp"
 
@@ -39,11 +40,24 @@ int collective_bench_command(const CollectiveBenchArgs& args) {
     std::vector<int> gpus(n);
     for (int i = 0; i < n; ++i) gpus[i] = i;
     const CollectiveMachine machine(s.platform, s.parallel.collectives);
-    TaskGraph g(s.platform.gpu_count(), &machine);
-    g.set_task_limit(s.run.max_tasks);
-    RankTasks ready(n);
-    for (int i = 0; i < args.count; ++i)  // chained: collective i + 1 starts on a rank when i is done there
-      ready = one_collective(g, args.op, gpus, args.bytes, {Traffic::DP, args.op, -1}, ready);
+    // `count` chained collectives: collective i + 1 starts on a rank when i is done there.
+    const auto build = [&](const RankSymmetry* symmetry) {
+      TaskGraph g(s.platform.gpu_count(), &machine);
+      g.set_task_limit(s.run.max_tasks);
+      if (symmetry) g.collapse_by(*symmetry);
+      RankTasks ready(n);
+      for (int i = 0; i < args.count; ++i)
+        ready = one_collective(g, args.op, gpus, args.bytes, {Traffic::DP, args.op, -1}, ready);
+      return g;
+    };
+    // Collapsed as a run is (sim/engine/symmetry_choice.hpp) when the collective spans the platform: each channel
+    // rotates every node's local order, so rotating every node's GPUs maps the collective onto itself; the build
+    // checks that, and a collective that does not mirror is built again whole.
+    std::string no_symmetry;
+    auto symmetry = n == s.platform.gpu_count() ? collapse_symmetry(s, false, &no_symmetry) : std::nullopt;
+    if (!symmetry && no_symmetry.empty()) no_symmetry = "the collective spans part of the platform";
+    TaskGraph g = build(symmetry ? &*symmetry : nullptr);
+    if (!g.finish_collapse(&no_symmetry)) g = build(nullptr);
     g.forget_machine();
     const ExecutionResult r = execute(g, s.platform, s.contention, {}, s.run.closed_form_flows);
     const double per_s = r.makespan_s / args.count;
@@ -57,8 +71,12 @@ int collective_bench_command(const CollectiveBenchArgs& args) {
                                         {"time_per_collective_s", per_s},
                                         {"algbw_Bps", algbw_Bps},
                                         {"busbw_Bps", algbw_Bps * bus_factor(args.op, n)},
-                                        {"tasks", g.tasks().size()},
-                                        {"flows", g.flow_count()},
+                                        {"tasks", g.tasks().size() * g.copies_per_task()},
+                                        {"flows", g.flow_count() * g.copies_per_task()},
+                                        {"flows_simulated", g.flow_count()},
+                                        {"collapsed", g.symmetry() ? "one GPU per orbit of " +
+                                                                         std::to_string(g.copies_per_task())
+                                                                   : "no: " + no_symmetry},
                                         {"engine_wall_s", r.wall_s}};
     std::cout << out.dump(2) << "\n";
     return 0;
