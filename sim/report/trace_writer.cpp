@@ -275,27 +275,46 @@ class TraceBuilder {
         deltas[link][to_ns(t1)] -= rate;
       }
     }
-    const int fabric_pid = gpus_ + 1;
-    event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"fabric links"}}}})", fabric_pid));
-    event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", fabric_pid, fabric_pid));
-    std::vector<std::size_t> order(r_.link_names.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return r_.link_names[a] < r_.link_names[b]; });
-    for (auto link : order) {
-      if (deltas[link].empty()) continue;
-      ++stats_.counter_tracks;
-      const std::string name = json_quoted("link " + r_.link_names[link]);
-      double rate = 0, last = -1;
-      for (const auto& [ts, d] : deltas[link]) {
-        rate += d;
-        double util = rate / r_.link_bw_Bps[link];
-        if (std::fabs(util) < 1e-9) util = 0;
-        util = std::round(util * 1e6) / 1e6;
-        if (util == last) continue;
-        last = util;
-        event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"link","name":{},"args":{{"util":{}}}}})",
-                          fabric_pid, us(ts), name, util));
-      }
+    // Grouped per node: a node's NVLink ports and NICs (the platform builder names them n<node>_..., a staggered
+    // class's copy <class>/n<node>_...) under "node<k> links", after the GPUs; switch, spine and XML-named links
+    // under "fabric links". Within a group, by name.
+    std::map<int, std::vector<std::size_t>> by_group;  // node, or -1 for the fabric
+    for (std::size_t link = 0; link < r_.link_names.size(); ++link)
+      if (!deltas[link].empty()) by_group[node_of_link(r_.link_names[link])].push_back(link);
+    for (auto& [node, links] : by_group) {
+      const int p = node < 0 ? gpus_ + 1 : gpus_ + 2 + node;
+      const std::string name = node < 0 ? "fabric links" : fmt::format("node{} links", node);
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"{}"}}}})", p, name));
+      event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", p, p));
+      std::sort(links.begin(), links.end(), [&](auto a, auto b) { return r_.link_names[a] < r_.link_names[b]; });
+      for (auto link : links) write_link_counter(p, link, deltas[link]);
+    }
+  }
+
+  // The node a platform-built link belongs to ("n12_nic3_UP", "tp/n12_nvl0_DOWN": 12), or -1.
+  static int node_of_link(const std::string& name) {
+    const std::size_t slash = name.find('/');
+    std::size_t i = slash == std::string::npos ? 0 : slash + 1;
+    if (i >= name.size() || name[i] != 'n') return -1;
+    int node = 0, digits = 0;
+    for (++i; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 9; ++i, ++digits)
+      node = node * 10 + (name[i] - '0');
+    return digits > 0 && i < name.size() && name[i] == '_' ? node : -1;
+  }
+
+  void write_link_counter(int p, std::size_t link, const std::map<std::int64_t, double>& deltas) {
+    ++stats_.counter_tracks;
+    const std::string name = json_quoted("link " + r_.link_names[link]);
+    double rate = 0, last = -1;
+    for (const auto& [ts, d] : deltas) {
+      rate += d;
+      double util = rate / r_.link_bw_Bps[link];
+      if (std::fabs(util) < 1e-9) util = 0;
+      util = std::round(util * 1e6) / 1e6;
+      if (util == last) continue;
+      last = util;
+      event(fmt::format(R"({{"ph":"C","pid":{},"tid":0,"ts":{},"cat":"link","name":{},"args":{{"util":{}}}}})", p,
+                        us(ts), name, util));
     }
   }
 

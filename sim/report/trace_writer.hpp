@@ -4,8 +4,9 @@
 //     lanes (extra lanes "<cls> send 2", ... only when transfers of one GPU overlap);
 //   - a send slice spans a flow's whole life on the sender; the receive slice starts when the first byte can arrive
 //     (start + route latency) and a flow arrow joins the two;
-//   - a "fabric links" process with one utilisation counter per directed link that carried traffic, from each flow's
-//     mean rate over its transfer phase (exact when links are not shared);
+//   - link utilisation counters, one per directed link that carried traffic, from each flow's mean rate over its
+//     transfer phase (exact when links are not shared), grouped per node ("node<k> links": its NVLink ports and
+//     NICs) and the rest (switches, spines, XML-named links) under "fabric links";
 //   - per GPU, a "memory" counter (GiB) from its memory timeline (sim/engine/memory_timeline.hpp), when one is given.
 // Timestamps are integer nanoseconds printed as microseconds with three decimals.
 #pragma once

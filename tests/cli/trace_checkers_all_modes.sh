@@ -51,14 +51,32 @@ for stage in 0 1 2 3; do
 done
 check scenarios/pp4-cp8-1m.yaml --set model.layers=8 --set run.seq_len=32K --set run.phase=train --set parallel.cp=2 --set parallel.dp=2 --set 'parallel.order=[tp, cp, dp, pp]' --set parallel.pp_schedule=interleaved
 # A subset (outputs.trace_gpus, outputs.trace_layers): the trace still passes both checkers, and holds only the listed
-# GPUs' processes (plus the fabric links) and the listed model layers' slices; arrows only between listed GPUs.
+# GPUs' processes (plus node 0's link counters) and the listed model layers' slices; arrows only between listed GPUs.
 check scenarios/quickstart.yaml --set model.layers=4 --set 'outputs.trace_gpus=[0, 2-3]' --set outputs.trace_layers=1-2
 /usr/bin/python3 - "$tmp/run$n/trace.json" <<'PY'
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]
 names = {e["args"]["name"] for e in events if e.get("name") == "process_name"}
-assert names == {"node0 gpu0 (cp0 tp0)", "node0 gpu2 (cp2 tp0)", "node0 gpu3 (cp3 tp0)", "fabric links"}, names
+assert names == {"node0 gpu0 (cp0 tp0)", "node0 gpu2 (cp2 tp0)", "node0 gpu3 (cp3 tp0)", "node0 links"}, names
 layers = {e["args"]["layer"] for e in events if e.get("ph") == "X" and "layer" in e.get("args", {})}
 assert layers == {1, 2}, layers
 print("ok   trace subset: GPUs 0, 2, 3 and layers 1-2 only")
+PY
+# Link counters grouped per node: on a 2-node XML platform with a spine, each node's NVLink ports and NICs sit under
+# "node<k> links" and only the spine under "fabric links". Oracle: the link names the platform gives (n<k>_...).
+check scenarios/ring-spine-xml.yaml --set model.layers=2
+/usr/bin/python3 - "$tmp/run$n/trace.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+groups = {}
+for e in events:
+    if e.get("ph") == "C" and e.get("cat") == "link":
+        groups.setdefault(names[e["pid"]], set()).add(e["name"])
+assert set(groups) == {"node0 links", "node1 links", "fabric links"}, sorted(groups)
+for k in (0, 1):
+    assert all(n.startswith(f"link n{k}_") for n in groups[f"node{k} links"]), groups[f"node{k} links"]
+assert not any(n.startswith("link n") for n in groups["fabric links"]), groups["fabric links"]
+print(f"ok   link counters per node: {len(groups['node0 links'])} + {len(groups['node1 links'])} node tracks, "
+      f"{len(groups['fabric links'])} fabric track")
 PY
