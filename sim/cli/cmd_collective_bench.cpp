@@ -54,7 +54,7 @@ int collective_bench_command(const CollectiveBenchArgs& args) {
     // rotates every node's local order, so rotating every node's GPUs maps the collective onto itself; the build
     // checks that, and a collective that does not mirror is built again whole.
     std::string no_symmetry;
-    auto symmetry = n == s.platform.gpu_count() ? collapse_symmetry(s, false, &no_symmetry) : std::nullopt;
+    auto symmetry = n == s.platform.gpu_count() ? collapse_symmetry(s, &no_symmetry) : std::nullopt;
     if (!symmetry && no_symmetry.empty()) no_symmetry = "the collective spans part of the platform";
     TaskGraph g = build(symmetry ? &*symmetry : nullptr);
     if (!g.finish_collapse(&no_symmetry)) g = build(nullptr);

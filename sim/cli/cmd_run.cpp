@@ -47,7 +47,7 @@ void check_runnable(const Scenario& scenario) {
   for (CpAlgorithm algorithm : algorithms) {
     Scenario s = scenario;
     s.cp.dense.algorithm = algorithm;
-    const auto symmetry = collapse_symmetry(s, false);
+    const auto symmetry = collapse_symmetry(s);
     const WorkloadInputs inputs{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform,
                                 symmetry ? &*symmetry : nullptr};
     check_executable(generate_workload(inputs, s.platform.gpu_count()), s.platform);
@@ -65,7 +65,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
     if (scenario.cp.dense.algorithm == CpAlgorithm::AUTO) auto_choice = resolve_auto_algorithm(scenario);
 
     std::string no_symmetry;
-    const auto symmetry = collapse_symmetry(scenario, scenario.write_trace, &no_symmetry);
+    const auto symmetry = collapse_symmetry(scenario, &no_symmetry);
     const WorkloadInputs inputs{scenario.model,       scenario.run,        scenario.parallel,
                                 scenario.cp,          scenario.platform.gpu, &scenario.platform,
                                 symmetry ? &*symmetry : nullptr};

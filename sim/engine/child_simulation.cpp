@@ -32,7 +32,7 @@ struct Child {
   Outcome outcome = OK;
   std::string message;
   try {
-    const auto symmetry = collapse_symmetry(s, false);
+    const auto symmetry = collapse_symmetry(s);
     const WorkloadInputs in{s.model, s.run, s.parallel, s.cp, s.platform.gpu, &s.platform, symmetry ? &*symmetry : nullptr};
     makespan = execute(generate_workload(in, s.platform.gpu_count()), s.platform, s.contention, {}, s.run.closed_form_flows).makespan_s;
   } catch (const WorkloadTooLarge& e) {

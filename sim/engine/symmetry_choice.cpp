@@ -4,11 +4,10 @@
 
 namespace cpsim {
 
-std::optional<RankSymmetry> collapse_symmetry(const Scenario& s, bool tracing, std::string* why_not) {
+std::optional<RankSymmetry> collapse_symmetry(const Scenario& s, std::string* why_not) {
   std::string reason;
   std::optional<RankSymmetry> symmetry;
   if (!s.run.fast_path) reason = "run.fast_path is off";
-  else if (tracing) reason = "the trace shows every GPU's tasks";
   else if (s.contention.mode == ContentionMode::EXCLUSIVE)
     reason = "exclusive admission depends on the order of simultaneous flows";
   else symmetry = tp_rotation_symmetry(s.parallel, s.platform, &reason);

@@ -1,7 +1,7 @@
 // Whether a run is simulated collapsed (workloads/rank_symmetry.hpp): one GPU per TP orbit, the others reported as
-// its copies. Only where that is exact: the fast path on (run.fast_path), no trace (it shows every GPU's tasks),
-// and a contention mode that decides from per-GPU and per-link counts alone (exclusive admission also depends on
-// the order in which simultaneous flows queue, which the copies do not have).
+// its copies (the trace writer draws them rotated). Only where that is exact: the fast path on (run.fast_path), and
+// a contention mode that decides from per-GPU and per-link counts alone (exclusive admission also depends on the
+// order in which simultaneous flows queue, which the copies do not have).
 #pragma once
 #include <optional>
 #include <string>
@@ -11,8 +11,7 @@
 
 namespace cpsim {
 
-// `tracing`: the run writes a trace (a makespan-only run, e.g. a step cost, never does). `why_not`: the reason
-// when there is none.
-std::optional<RankSymmetry> collapse_symmetry(const Scenario& s, bool tracing, std::string* why_not = nullptr);
+// `why_not`: the reason when there is none.
+std::optional<RankSymmetry> collapse_symmetry(const Scenario& s, std::string* why_not = nullptr);
 
 }  // namespace cpsim

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "sim/report/json_text.hpp"
 #include "workloads/rank_layout.hpp"
@@ -20,8 +22,42 @@ constexpr int kComputeStream = 2;
 // One slice waiting to be written, placed on a lane of a (GPU, traffic class, direction) stream family.
 struct CommSlice {
   std::int64_t start_ns, end_ns;
+  int other_end;       // the receiver of a send slice, the sender of a receive slice
   TaskId task;
+  std::uint64_t copy;  // copy_key(task, copy)
   bool send;
+};
+
+// A link the platform builder named after its GPU: "<class>/" (a staggered class's copy of the network, or none),
+// "n<node>_", "nvl" or "nic", "<local GPU>_", "UP" or "DOWN".
+struct GpuLinkName {
+  std::string prefix, kind, direction;
+  int node = 0, local = 0;
+
+  static std::optional<GpuLinkName> parse(const std::string& name) {
+    GpuLinkName n;
+    const std::size_t slash = name.find('/');
+    std::size_t i = slash == std::string::npos ? 0 : slash + 1;
+    n.prefix = name.substr(0, i);
+    const auto number = [&](int& out) {
+      const std::size_t from = i;
+      for (out = 0; i < name.size() && i - from < 9 && name[i] >= '0' && name[i] <= '9'; ++i) out = out * 10 + (name[i] - '0');
+      return i > from;
+    };
+    if (name.compare(i, 1, "n") != 0) return std::nullopt;
+    ++i;
+    if (!number(n.node) || name.compare(i, 1, "_") != 0) return std::nullopt;
+    n.kind = name.substr(++i, 3);
+    if (n.kind != "nvl" && n.kind != "nic") return std::nullopt;
+    i += 3;
+    if (!number(n.local) || name.compare(i, 1, "_") != 0) return std::nullopt;
+    n.direction = name.substr(i + 1);
+    if (n.direction != "UP" && n.direction != "DOWN") return std::nullopt;
+    return n;
+  }
+  std::string at(int node_, int local_) const {
+    return fmt::format("{}n{}_{}{}_{}", prefix, node_, kind, local_, direction);
+  }
 };
 
 struct LayerSlice {
@@ -34,8 +70,14 @@ class TraceBuilder {
   TraceBuilder(std::ostream& out, const Scenario& s, const TaskGraph& g, const ExecutionResult& r,
                const std::vector<MemoryTimeline>* memory)
       : out_(out), s_(s), g_(g), r_(r), memory_(memory), gpus_(RankLayout(s.parallel).simulated_gpus()),
-        gpu_shown_(gpus_, s.trace_gpus.empty()), layer_shown_(g.layers().size(), s.trace_layers.empty()) {
+        gpu_shown_(gpus_, s.trace_gpus.empty()), layer_shown_(g.layers().size(), s.trace_layers.empty()),
+        symmetry_(g.symmetry()), copies_(g.copies_per_task()) {
     for (int gpu : s.trace_gpus) gpu_shown_[gpu] = true;
+    for (int gpu = 0; gpu < gpus_; ++gpu) {
+      const GpuSlot& slot = s.platform.gpus[gpu];
+      gpu_at_[{slot.node, slot.local_gpu}] = gpu;
+      if (gpu_shown_[gpu]) node_shown_.insert(slot.node);
+    }
     for (std::size_t l = 0; l < g.layers().size() && !s.trace_layers.empty(); ++l) {  // listed as model layers
       const LayerInfo& info = g.layers()[l];
       const int model_layer = info.place.model_layer >= 0 ? info.place.model_layer : info.index;
@@ -71,6 +113,11 @@ class TraceBuilder {
   bool shown_layer(int layer) const { return layer < 0 || layer_shown_[layer]; }
   int tid(int gpu, int stream) const { return pid(gpu) * 100 + stream; }
 
+  // A collapsed run (workloads/rank_symmetry.hpp) keeps one task per orbit; copy c of task i runs on every GPU
+  // rotated by c, at the same times. Uncollapsed, every task has one copy, itself.
+  int on_copy(int gpu, int copy) const { return gpu < 0 || !symmetry_ ? gpu : symmetry_->rotate(gpu, copy); }
+  std::uint64_t copy_key(TaskId i, int copy) const { return std::uint64_t(i) * copies_ + copy; }
+
   // Lanes: greedy first-fit over slices sorted by start, per (gpu, class, direction) family.
   void assign_lanes(std::vector<int>& next_stream) {
     // Keyed (gpu, class, is_recv) so that a GPU's send lanes come before its receive lanes.
@@ -79,15 +126,24 @@ class TraceBuilder {
       const Task& t = g_.task(i);
       if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
       const std::int64_t s = to_ns(r_.start_s[i]), e = to_ns(r_.finish_s[i]);
-      if (shown_gpu(t.gpu)) families[{t.gpu, int(t.traffic), false}].push_back({s, e, i, true});
-      if (shown_gpu(t.peer)) families[{t.peer, int(t.traffic), true}].push_back({recv_start_ns(i), e, i, false});
+      for (int c = 0; c < copies_; ++c) {
+        const int src = on_copy(t.gpu, c), dst = on_copy(t.peer, c);
+        if (shown_gpu(src)) families[{src, int(t.traffic), false}].push_back({s, e, dst, i, copy_key(i, c), true});
+        if (shown_gpu(dst))
+          families[{dst, int(t.traffic), true}].push_back({recv_start_ns(i), e, src, i, copy_key(i, c), false});
+      }
     }
     for (auto& [key, slices] : families) {
       auto [gpu, cls, is_recv] = key;
       const bool send = !is_recv;
-      std::sort(slices.begin(), slices.end(), [](const CommSlice& a, const CommSlice& b) {
-        return std::tie(a.start_ns, a.task) < std::tie(b.start_ns, b.task);
-      });
+      // Ties broken by what the slices show, not by task ids, so that a collapsed run's trace lays its lanes out
+      // as the full run's does (slices alike in all of these are interchangeable).
+      const auto shown_as = [this](const CommSlice& sl) {
+        const Task& t = g_.task(sl.task);
+        return std::make_tuple(sl.start_ns, sl.end_ns, sl.other_end, t.layer, t.step, t.name, sl.copy);
+      };
+      std::sort(slices.begin(), slices.end(),
+                [&](const CommSlice& a, const CommSlice& b) { return shown_as(a) < shown_as(b); });
       std::vector<std::int64_t> lane_end;
       for (const auto& sl : slices) {
         std::size_t lane = 0;
@@ -101,7 +157,7 @@ class TraceBuilder {
           thread_names_[{gpu, stream}] = name;
         }
         lane_end[lane] = sl.end_ns;
-        (send ? send_stream_ : recv_stream_)[sl.task] = lanes_[{gpu, cls, send, int(lane)}];
+        (send ? send_stream_ : recv_stream_)[sl.copy] = lanes_[{gpu, cls, send, int(lane)}];
       }
     }
   }
@@ -172,12 +228,13 @@ class TraceBuilder {
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       const Task& t = g_.task(i);
       if (t.layer < 0 || !shown_layer(t.layer)) continue;
-      for (int gpu : {t.gpu, t.peer}) {
-        if (gpu < 0) continue;
-        auto& [a, b] = span[t.layer][gpu];
-        a = std::min(a, to_ns(r_.start_s[i]));
-        b = std::max(b, to_ns(r_.finish_s[i]));
-      }
+      for (int c = 0; c < copies_; ++c)
+        for (int gpu : {on_copy(t.gpu, c), on_copy(t.peer, c)}) {
+          if (gpu < 0) continue;
+          auto& [a, b] = span[t.layer][gpu];
+          a = std::min(a, to_ns(r_.start_s[i]));
+          b = std::max(b, to_ns(r_.finish_s[i]));
+        }
     }
     for (int gpu = 0; gpu < gpus_; ++gpu) {
       if (!shown_gpu(gpu)) continue;
@@ -217,29 +274,32 @@ class TraceBuilder {
       const Task& t = g_.task(i);
       if (!shown_layer(t.layer)) continue;
       const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
-      if (t.kind == TaskKind::COMPUTE) {
-        if (!shown_gpu(t.gpu)) continue;
-        slice(t.gpu, kComputeStream, start, end, "compute", quoted_name(t.name, 0),
-              fmt::format(R"("layer":{},"step":{},"flops":{},"hbm_bytes":{})", t.layer, t.step, t.flops, t.bytes));
-        continue;
+      for (int c = 0; c < copies_; ++c) {
+        const int src = on_copy(t.gpu, c), dst = on_copy(t.peer, c);
+        if (t.kind == TaskKind::COMPUTE) {
+          if (!shown_gpu(src)) continue;
+          slice(src, kComputeStream, start, end, "compute", quoted_name(t.name, 0),
+                fmt::format(R"("layer":{},"step":{},"flops":{},"hbm_bytes":{})", t.layer, t.step, t.flops, t.bytes));
+          continue;
+        }
+        const char* cat = t.traffic == Traffic::CP ? "cp_comm" : t.traffic == Traffic::TP ? "tp_comm" : "comm";
+        const std::int64_t arrive = recv_start_ns(i);
+        // DevTools drops arrows whose ends share a timestamp, and an arrow must end inside its receive slice, which
+        // has no extent when the payload takes under a nanosecond (a tree-decode max or sum).
+        const bool arrow = arrive > start && end > arrive;
+        const std::uint64_t key = copy_key(i, c);
+        const std::string args = fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})",
+                                             std::llround(t.bytes), src, dst, t.layer, t.step, key);
+        if (shown_gpu(src)) slice(src, send_stream_[key], start, end, cat, quoted_name(t.name, 1), args);
+        if (shown_gpu(dst)) slice(dst, recv_stream_[key], arrive, end, cat, quoted_name(t.name, 2), args);
+        if (!arrow || !shown_gpu(src) || !shown_gpu(dst)) continue;
+        ++flow_id;
+        event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})", pid(src),
+                          tid(src, send_stream_[key]), us(start), cat, quoted_name(t.name, 0), flow_id));
+        event(fmt::format(R"({{"ph":"f","bp":"e","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})",
+                          pid(dst), tid(dst, recv_stream_[key]), us(arrive), cat, quoted_name(t.name, 0), flow_id));
+        ++stats_.flows;
       }
-      const char* cat = t.traffic == Traffic::CP ? "cp_comm" : t.traffic == Traffic::TP ? "tp_comm" : "comm";
-      const std::int64_t arrive = recv_start_ns(i);
-      // DevTools drops arrows whose ends share a timestamp, and an arrow must end inside its receive slice, which
-      // has no extent when the payload takes under a nanosecond (a tree-decode max or sum).
-      const bool arrow = arrive > start && end > arrive;
-      const std::string args =
-          fmt::format(R"("bytes":{},"src":{},"dst":{},"layer":{},"step":{},"xfer":{})", std::llround(t.bytes), t.gpu,
-                      t.peer, t.layer, t.step, i);
-      if (shown_gpu(t.gpu)) slice(t.gpu, send_stream_[i], start, end, cat, quoted_name(t.name, 1), args);
-      if (shown_gpu(t.peer)) slice(t.peer, recv_stream_[i], arrive, end, cat, quoted_name(t.name, 2), args);
-      if (!arrow || !shown_gpu(t.gpu) || !shown_gpu(t.peer)) continue;
-      ++flow_id;
-      event(fmt::format(R"({{"ph":"s","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})", pid(t.gpu),
-                        tid(t.gpu, send_stream_[i]), us(start), cat, quoted_name(t.name, 0), flow_id));
-      event(fmt::format(R"({{"ph":"f","bp":"e","pid":{},"tid":{},"ts":{},"cat":"{}","name":{},"id":{}}})",
-                        pid(t.peer), tid(t.peer, recv_stream_[i]), us(arrive), cat, quoted_name(t.name, 0), flow_id));
-      ++stats_.flows;
     }
   }
 
@@ -260,12 +320,14 @@ class TraceBuilder {
     }
   }
 
+  // Link utilisation: every flow of the shown layers counts (a link's load is physical, whoever it carries), and the
+  // links shown are those of the shown GPUs' nodes and the fabric's.
   void write_link_counters() {
     // Per directed link: +rate at transfer start, -rate at its end.
     std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
     for (TaskId i = 0; i < g_.tasks().size(); ++i) {
       const Task& t = g_.task(i);
-      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer) || !(shown_gpu(t.gpu) || shown_gpu(t.peer))) continue;
+      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
       const FlowRoute& route = r_.routes[r_.route_of_task[i]];
       const double t0 = r_.start_s[i] + g_.task(i).duration_s + route.latency_s, t1 = r_.finish_s[i];
       if (t1 <= t0) continue;
@@ -275,36 +337,45 @@ class TraceBuilder {
         deltas[link][to_ns(t1)] -= rate;
       }
     }
-    // Grouped per node: a node's NVLink ports and NICs (the platform builder names them n<node>_..., a staggered
-    // class's copy <class>/n<node>_...) under "node<k> links", after the GPUs; switch, spine and XML-named links
-    // under "fabric links". Within a group, by name.
-    std::map<int, std::vector<std::size_t>> by_group;  // node, or -1 for the fabric
-    for (std::size_t link = 0; link < r_.link_names.size(); ++link)
-      if (!deltas[link].empty()) by_group[node_of_link(r_.link_names[link])].push_back(link);
+    // Grouped per node: a node's NVLink ports and NICs under "node<k> links", after the GPUs; switch, spine and
+    // XML-named links under "fabric links". Within a group, by name.
+    std::map<int, std::vector<std::pair<std::string, std::size_t>>> by_group;  // node (-1: fabric): (name, link)
+    for (std::size_t link = 0; link < r_.link_names.size(); ++link) {
+      if (deltas[link].empty()) continue;
+      for (const auto& [node, name] : orbit_of_link(r_.link_names[link]))
+        if (node < 0 || node_shown_.count(node)) by_group[node].push_back({name, link});
+    }
     for (auto& [node, links] : by_group) {
       const int p = node < 0 ? gpus_ + 1 : gpus_ + 2 + node;
       const std::string name = node < 0 ? "fabric links" : fmt::format("node{} links", node);
       event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_name","args":{{"name":"{}"}}}})", p, name));
       event(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"ts":0,"cat":"__metadata","name":"process_sort_index","args":{{"sort_index":{}}}}})", p, p));
-      std::sort(links.begin(), links.end(), [&](auto a, auto b) { return r_.link_names[a] < r_.link_names[b]; });
-      for (auto link : links) write_link_counter(p, link, deltas[link]);
+      std::sort(links.begin(), links.end());
+      for (const auto& [link_name, link] : links) write_link_counter(p, link_name, link, deltas[link]);
     }
   }
 
-  // The node a platform-built link belongs to ("n12_nic3_UP", "tp/n12_nvl0_DOWN": 12), or -1.
-  static int node_of_link(const std::string& name) {
-    const std::size_t slash = name.find('/');
-    std::size_t i = slash == std::string::npos ? 0 : slash + 1;
-    if (i >= name.size() || name[i] != 'n') return -1;
-    int node = 0, digits = 0;
-    for (++i; i < name.size() && name[i] >= '0' && name[i] <= '9' && digits < 9; ++i, ++digits)
-      node = node * 10 + (name[i] - '0');
-    return digits > 0 && i < name.size() && name[i] == '_' ? node : -1;
+  // (node or -1, name) of every link a simulated link stands for: itself, or in a collapsed run (whose routes are
+  // folded onto the representatives' ports) each GPU of the representative's orbit's port of the same kind, which
+  // carries the same traffic rotated.
+  std::vector<std::pair<int, std::string>> orbit_of_link(const std::string& name) const {
+    const auto parsed = GpuLinkName::parse(name);
+    if (!parsed) return {{-1, name}};
+    const auto found = gpu_at_.find({parsed->node, parsed->local});
+    if (!symmetry_ || found == gpu_at_.end() || !symmetry_->is_representative(found->second))
+      return {{parsed->node, name}};
+    std::vector<std::pair<int, std::string>> orbit;
+    for (int c = 0; c < copies_; ++c) {
+      const GpuSlot& slot = s_.platform.gpus[on_copy(found->second, c)];
+      orbit.push_back({slot.node, parsed->at(slot.node, slot.local_gpu)});
+    }
+    return orbit;
   }
 
-  void write_link_counter(int p, std::size_t link, const std::map<std::int64_t, double>& deltas) {
+  void write_link_counter(int p, const std::string& link_name, std::size_t link,
+                          const std::map<std::int64_t, double>& deltas) {
     ++stats_.counter_tracks;
-    const std::string name = json_quoted("link " + r_.link_names[link]);
+    const std::string name = json_quoted("link " + link_name);
     double rate = 0, last = -1;
     for (const auto& [ts, d] : deltas) {
       rate += d;
@@ -325,12 +396,16 @@ class TraceBuilder {
   const std::vector<MemoryTimeline>* memory_;
   int gpus_;
   std::vector<bool> gpu_shown_, layer_shown_;
+  const RankSymmetry* symmetry_;  // a collapsed run's, or null
+  int copies_;                    // GPUs each task stands for
+  std::map<std::pair<int, int>, int> gpu_at_;  // (node, local index) -> GPU
+  std::set<int> node_shown_;                   // nodes with a shown GPU
   bool first_ = true;
   TraceStats stats_;
   std::map<std::tuple<int, int, bool, int>, int> lanes_;
   std::vector<LayerSlice> layer_slices_;
   std::map<std::pair<int, int>, std::string> thread_names_;
-  std::map<TaskId, int> send_stream_, recv_stream_;
+  std::map<std::uint64_t, int> send_stream_, recv_stream_;  // by copy_key
   std::map<int, std::vector<int>> layer_streams_;  // per GPU: its layer lanes' streams, in lane order
   std::map<std::pair<std::uint16_t, int>, std::string> quoted_names_;
 };
