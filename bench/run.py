@@ -20,19 +20,21 @@ RING_TARGETS = {64: {"wall_s": 2, "peak_rss_bytes": 300 * MIB}, 128: {"wall_s": 
                 512: {"wall_s": 60, "peak_rss_bytes": 2 * GIB}}
 
 
-VARIANTS = {"": [], "full": ["run.fast_path=false"], "closed": ["run.closed_form_flows=true"]}
+VARIANTS = {"": [], "full": ["run.fast_path=false"], "closed": ["run.closed_form_flows=true"],
+            "trace16": ["outputs.trace=gzip", "outputs.trace_gpus=0-15"]}
 
 
 def ring_70b(cp, variant=""):
     """CP cp x TP 8. Variants: "full", the fast path off (--no-fast-path, the reference it must equal); "closed",
-    lone flows on timers too (run.closed_form_flows)."""
+    lone flows on timers too (run.closed_form_flows); "trace16", a gzip'd trace of GPUs 0-15."""
     return {"name": f"ring-70b-1m-cp{cp}x8" + (f"-{variant}" if variant else ""), "kind": "run",
             "scenario": "bench/ring-70b-1m.yaml", "set": [f"parallel.cp={cp}", f"platform.nodes={cp}"] + VARIANTS[variant],
-            "engine_bench": True, "targets": {} if variant == "full" else RING_TARGETS.get(cp, {}),
+            "engine_bench": True, "targets": {} if variant in ("full", "trace16") else RING_TARGETS.get(cp, {}),
             # 4,096 GPUs take minutes and gigabytes with today's graph generation: run it by name (--only).
             "on_request": cp >= 512}
 
-CASES = [ring_70b(cp) for cp in (8, 16, 32, 64)] + [ring_70b(64, "full"), ring_70b(64, "closed"), ring_70b(128),
+CASES = [ring_70b(cp) for cp in (8, 16, 32, 64)] + [ring_70b(64, "full"), ring_70b(64, "closed"), ring_70b(64, "trace16"),
+                                                     ring_70b(128),
                                                      ring_70b(128, "closed"), ring_70b(512)] + [
     # (d) ASTRA-sim's analytical comparison: 100 chained 1 GiB all-gathers on 256 GPUs, contention on; it must be no
     # slower than SimGrid's bare ring of the same number of flows.
