@@ -35,19 +35,22 @@ LayerRepetition::Ready layer(TaskGraph& g, int model_layer, const LayerRepetitio
 }
 
 // `layers` layers, through LayerRepetition when `repeat` (else each built by hand); returns how many were copied.
-int build(TaskGraph& g, int layers, bool repeat, double second_layer_skew_s = 0, bool anchored = false) {
+// `backward`: model layers last to first, as a training backward pass builds them.
+int build(TaskGraph& g, int layers, bool repeat, double second_layer_skew_s = 0, bool anchored = false,
+          bool backward = false) {
   std::optional<TaskId> anchor;
   if (anchored) anchor = g.add_compute(0, "embedding", -1, -1, 1e-4, 1, 1);
-  LayerRepetition rep(g, repeat);
+  LayerRepetition rep(g, repeat, backward ? -1 : 1);
   LayerRepetition::Ready ready(1, RankTasks(kGpus));
   int copied = 0;
-  for (int l = 0; l < layers; ++l) {
-    if (rep.copy("dense", ready, [&] { return std::size_t(layers - l); })) {
+  for (int i = 0; i < layers; ++i) {
+    const int l = backward ? layers - 1 - i : i;
+    if (rep.copy("dense", ready, [&] { return std::size_t(layers - i); })) {
       ++copied;
       continue;
     }
     rep.begin("dense", ready);
-    ready = layer(g, l, ready, l == 1 ? second_layer_skew_s : 0, anchor);
+    ready = layer(g, l, ready, i == 1 ? second_layer_skew_s : 0, anchor);
     rep.end(ready);
   }
   return copied;
@@ -78,6 +81,15 @@ TEST_CASE("layer repetition: copied layers equal the layers built by hand") {
   CHECK(build(repeated, 6, true) == 3);
   CHECK(repeated.repeated_tasks() == 3 * 12);
   require_same(by_hand, repeated);
+}
+
+TEST_CASE("layer repetition: a backward pass (model layers last to first) copies its layers moved down") {
+  TaskGraph by_hand(kGpus), repeated(kGpus);
+  build(by_hand, 6, false, 0, false, true);
+  // Model layers 5, 4 and 3 are built; 3 is seen to be 4 moved down a layer, so 2, 1 and 0 are copies.
+  CHECK(build(repeated, 6, true, 0, false, true) == 3);
+  require_same(by_hand, repeated);  // model layers 5, 4, ..., 0 in the copies' LayerInfo too
+  CHECK(repeated.layers().back().place.model_layer == 0);
 }
 
 TEST_CASE("layer repetition: copied layers equal the layers built by hand, collapsed") {

@@ -2,6 +2,8 @@
 //
 //   for each layer:  if (rep.copy(key, ready, layers_ahead)) continue;  rep.begin(key, ready);  build the layer;  rep.end(ready);
 //
+// `model_layer_step`: how the model layer moves from one layer of the loop to the next (+1 forward, -1 for a
+// training backward pass, last layer first).
 // `key` names everything the layer's building reads besides its input tasks (its kinds, FFN, token layout, the
 // builder's state): layers of one key are built alike. Once two consecutive layers of a key are built and the
 // second is the first moved (tasks, dependencies, stream tails and the tasks the next layer waits for), every
@@ -20,7 +22,8 @@ namespace cpsim {
 class LayerRepetition {
  public:
   using Ready = std::vector<RankTasks>;  // what the next layer waits for, per micro-batch and GPU
-  LayerRepetition(TaskGraph& graph, bool enabled) : g_(graph), enabled_(enabled) {}
+  LayerRepetition(TaskGraph& graph, bool enabled, int model_layer_step = 1)
+      : g_(graph), enabled_(enabled), model_layer_step_(model_layer_step) {}
 
   // Copies the last layer if it was verified and has this key; `ready` then names the copy's outputs. `ahead`:
   // how many layers of this key are still to come, this one included (room is made for them at the first copy).
@@ -30,7 +33,7 @@ class LayerRepetition {
     if (!reserved_) g_.reserve_repeats(last_, ahead());
     reserved_ = true;
     const TaskGraph::Mark start = g_.mark();
-    g_.repeat(last_, 1);
+    g_.repeat(last_, model_layer_step_);
     for (RankTasks& per_gpu : ready)
       for (std::vector<TaskId>& ids : per_gpu)
         for (TaskId& id : ids) id = g_.moved(id, last_, start);
@@ -55,7 +58,7 @@ class LayerRepetition {
   // The layer begun is built; `ready` are its outputs.
   void end(const Ready& ready) {
     if (!enabled_ || !has_previous_) return;
-    verified_ = g_.repeats(previous_, last_, 1) && outputs_moved(ready);
+    verified_ = g_.repeats(previous_, last_, model_layer_step_) && outputs_moved(ready);
   }
 
  private:
@@ -75,6 +78,7 @@ class LayerRepetition {
 
   TaskGraph& g_;
   bool enabled_;
+  int model_layer_step_;
   bool has_last_ = false, has_previous_ = false, verified_ = false, reserved_ = false;
   std::string key_;
   TaskGraph::Mark last_, previous_;  // where the last layer built (or copied) began, and the one before it

@@ -179,16 +179,41 @@ class LayerStackBuilder : GraphBuilder {
       }
     }
     if (in_.run.phase == Phase::TRAIN) {  // training: the backward pass, last layer first
+      LayerRepetition back(g_, in_.run.fast_path, -1);
       for (int l = in_.model.layers - 1; l >= 0; --l) {
-        grads[l].done.resize(layout_.used_gpus());
-        for (int mb = 0; mb < mbs; ++mb) {
-          ready[mb] = layer_backward(l, mbs > 1 ? mb : -1, ready[mb], grads[l].layer);
-          // Gradients accumulate over micro-batches: complete after every one's backward of the layer.
-          for (int gpu = 0; gpu < layout_.used_gpus(); ++gpu)
-            grads[l].done[gpu].insert(grads[l].done[gpu].end(), ready[mb][gpu].begin(), ready[mb][gpu].end());
+        const std::string key = backward_key(l);
+        if (l < in_.model.layers - 1 && back.copy(key, ready, [&] { return backward_layers_alike(l); })) {
+          // The copy's last layer is its last micro-batch's backward; its outputs are the gradients' completion.
+          grads[l].layer = static_cast<int>(g_.layers().size()) - 1;
+          grads[l].done = gradients_done(ready);
+          continue;
         }
+        back.begin(key, ready);
+        for (int mb = 0; mb < mbs; ++mb) ready[mb] = layer_backward(l, mbs > 1 ? mb : -1, ready[mb], grads[l].layer);
+        grads[l].done = gradients_done(ready);
+        back.end(ready);
       }
     }
+  }
+
+  // Gradients accumulate over micro-batches: a layer's are complete after every micro-batch's backward of it.
+  RankTasks gradients_done(const std::vector<RankTasks>& ready) const {
+    RankTasks done(layout_.used_gpus());
+    for (const RankTasks& mb : ready)
+      for (int gpu = 0; gpu < layout_.used_gpus(); ++gpu) done[gpu].insert(done[gpu].end(), mb[gpu].begin(), mb[gpu].end());
+    return done;
+  }
+
+  // All that building backward layer `index` reads besides its input tasks: its forward key's kinds, FFN and token
+  // layouts (a full recomputation replays the forward from the layer's own sharding, not the builder's state).
+  std::string backward_key(int index) const { return "backward " + layer_key(index, {}); }
+
+  // Layers from `index` down with index's backward key, in a row.
+  std::size_t backward_layers_alike(int index) const {
+    const std::string key = backward_key(index);
+    int l = index - 1;
+    while (l >= 0 && backward_key(l) == key) --l;
+    return static_cast<std::size_t>(index - l);
   }
 
   // All that building forward layer `index` reads besides its input tasks (attention lowerings see only the graph

@@ -88,6 +88,8 @@ compare "decode tree" collapsed $q "${base[@]}" --set run.phase=decode --set cp.
 compare "decode pass-q" collapsed $q "${base[@]}" --set run.phase=decode --set cp.dense.algorithm=pass-q
 compare "train ring" collapsed $q "${base[@]}" --set run.phase=train
 compare "train ulysses" collapsed $q "${base[@]}" --set run.phase=train --set cp.dense.algorithm=ulysses
+compare "train micro-batches, full recompute" collapsed $q "${base[@]}" --set run.phase=train --set run.micro_batches=2 --set run.recompute=full
+compare "train swa (mistral-7b)" collapsed $q "${base[@]}" --set run.phase=train --set model=models/mistral-7b.yaml
 compare "swa boundary (mistral-7b)" collapsed $q "${base[@]}" --set model=models/mistral-7b.yaml
 compare "swa+csa, swa+hca (deepseek-v4)" collapsed $q "${base[@]}" --set model=models/deepseek-v4.yaml
 compare "dsa (glm-5)" collapsed $q "${base[@]}" --set model=models/glm-5.yaml
