@@ -88,7 +88,7 @@ TEST_CASE("contention: exclusive serves a GPU first come, first served", "[conte
   const ExecutionResult r = execute(g, s.platform, s.contention);
   CHECK(lat + b / B > 1e-4);  // the CP transfer is ready while the first TP transfer is in flight
   CHECK(r.finish_s[cp] == Approx((lat + b / B) + (lat + a / B)).epsilon(1e-9));
-  CHECK(r.start_s[cp] - r.ready_s[cp] == Approx(lat + b / B - 1e-4).epsilon(1e-9));  // the wait reported
+  CHECK(r.start_s[cp] - r.ready_s(cp) == Approx(lat + b / B - 1e-4).epsilon(1e-9));  // the wait reported
   CHECK(r.makespan_s == Approx(3 * (lat + b / B) + (lat + a / B)).epsilon(1e-9));
 }
 

@@ -52,7 +52,12 @@ std::vector<std::pair<int, int>> TaskGraph::gpu_pairs() const {
   return pairs;
 }
 
+void TaskGraph::check_open() const {
+  if (sealed_) throw std::logic_error("the task graph was changed after seal()");
+}
+
 void TaskGraph::check_limit() const {
+  check_open();
   if (tasks_.size() >= task_limit_)
     throw WorkloadTooLarge(fmt::format("the workload passed {} tasks (run.max_tasks)", task_limit_));
 }
@@ -191,6 +196,7 @@ TaskId TaskGraph::resolve(TaskId id) const {
 }
 
 void TaskGraph::depend(TaskId task, TaskId prerequisite) {
+  check_open();
   if (symmetry_) {
     if (!collapse_open_) throw std::logic_error("a dependency added to a collapsed graph after finish_collapse()");
     const int owner = owner_of(task);
@@ -217,8 +223,16 @@ void TaskGraph::index_successors() const {
   for (const auto& [from, to] : edges_) successor_ids_[next[from]++] = to;
 }
 
+void TaskGraph::seal() {
+  if (sealed_) return;
+  index_successors();
+  std::vector<std::pair<TaskId, TaskId>>().swap(edges_);
+  sealed_ = true;
+}
+
 TaskGraph::Successors TaskGraph::successors(TaskId id) const {
-  if (successor_offsets_.size() != tasks_.size() + 1 || successor_ids_.size() != edges_.size()) index_successors();
+  if (!sealed_ && (successor_offsets_.size() != tasks_.size() + 1 || successor_ids_.size() != edges_.size()))
+    index_successors();
   const TaskId* base = successor_ids_.data();
   return {base + successor_offsets_[id], base + successor_offsets_[id + 1]};
 }
@@ -226,6 +240,7 @@ TaskGraph::Successors TaskGraph::successors(TaskId id) const {
 void TaskGraph::replicate(int copies, int gpu_stride) {
   if (copies <= 1) return;
   if (symmetry_) throw std::logic_error("replicate() on a collapsed graph");
+  check_open();
   const std::size_t n = tasks_.size(), e = edges_.size();
   std::vector<int> used;  // the GPUs of copy 0 with a compute stream tail
   for (int gpu = 0; gpu < gpu_count_; ++gpu)

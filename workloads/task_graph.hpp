@@ -119,7 +119,11 @@ class TaskGraph {
   // Capacity hint for generators that know their size (e.g. layers x the first layer's count): avoids the peak of
   // a vector doubling (old + new buffers) at millions of tasks.
   void reserve(std::size_t tasks, std::size_t dependencies);
-  std::size_t dependency_count() const { return edges_.size(); }
+  std::size_t dependency_count() const { return sealed_ ? successor_ids_.size() : edges_.size(); }
+  // The graph is complete: index the successors and drop the edge list (a third of a large graph's memory), which
+  // only building needs. Adding a task or a dependency afterwards is a logic_error.
+  void seal();
+  bool sealed() const { return sealed_; }
 
   const std::vector<Task>& tasks() const { return tasks_; }
   const Task& task(TaskId id) const { return tasks_[id]; }
@@ -206,6 +210,8 @@ class TaskGraph {
   const CollectiveMachine* machine_ = nullptr;
   std::size_t task_limit_ = SIZE_MAX;
   void check_limit() const;
+  void check_open() const;  // throws once sealed
+  bool sealed_ = false;
   std::vector<Task> tasks_;
   std::vector<LayerInfo> layers_;
   std::vector<std::string> names_;

@@ -8,6 +8,7 @@
 namespace cpsim {
 
 TaskGraph::Mark TaskGraph::mark() const {
+  check_open();
   Mark m{tasks_.size(), edges_.size(), shadows_.size(), layers_.size(), owned_, gpu_hash_, last_compute_};
   return m;
 }

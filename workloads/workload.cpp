@@ -25,7 +25,8 @@ TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
   const auto generate = [gpu_count](const WorkloadInputs& w) {
     return w.run.phase == Phase::DECODE ? generate_decode(w, gpu_count) : generate_layer_stack(w, gpu_count);
   };
-  const auto report = [](const TaskGraph& g) {
+  const auto report = [](TaskGraph& g) {
+    g.seal();  // built: only the successor index is needed from here on
     if (g.repeated_tasks() > 0)
       spdlog::debug("repetition: {} of {} tasks copied from the layer before", g.repeated_tasks(), g.tasks().size());
   };
@@ -46,6 +47,7 @@ TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
     whole.symmetry = nullptr;
     TaskGraph g = generate(whole);
     g.set_uncollapsed_reason(e.what());
+    report(g);
     return g;
   }
 }

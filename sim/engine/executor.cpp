@@ -64,7 +64,7 @@ class DagRunner {
         shape_links_(policy.shapes_links() && !net.isolated()),
         closed_form_(closed_form && !shape_links_), link_load_(links_.size(), 0), alone_on_link_(links_.size(), -1),
         out_(out),
-        waiting_(graph.tasks().size()), live_(graph.tasks().size()), link_classes_(links_.size()),
+        waiting_(graph.tasks().size()), link_classes_(links_.size()),
         gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
     for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
   }
@@ -84,7 +84,6 @@ class DagRunner {
  private:
   void start(TaskId id) {
     const Task& t = g_.task(id);
-    out_.ready_s[id] = sg4::Engine::get_clock();
     if (t.kind == TaskKind::COMPUTE) {
       // The roofline already decided the duration and a GPU's kernels run one at a time (FIFO stream), so a
       // compute task is a timer: no resource to share, and no entry in SimGrid 3.32's O(in-flight) activity list.
@@ -165,7 +164,7 @@ class DagRunner {
     sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
     c->set_payload_size(static_cast<std::uint64_t>(payload));
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
-    live_[id] = c;
+    live_.emplace(id, c);
     c->start();
   }
 
@@ -226,6 +225,7 @@ class DagRunner {
 
   void enqueue(TaskId id) {
     const Task& t = g_.task(id);
+    out_.held_ready_s.emplace(id, sg4::Engine::get_clock());
     queued_.push_back(id);
     ++gpu_queued_[t.gpu][int(t.traffic)];
     ++gpu_queued_[receiver(t)][int(t.traffic)];
@@ -268,7 +268,8 @@ class DagRunner {
     const auto tag = reinterpret_cast<std::uintptr_t>(a.get_data<void>());
     if (tag == 0) return;
     const TaskId id = static_cast<TaskId>(tag - 1);
-    finished_.push_back(std::move(live_[id]));  // released once the clock moves on, never inside its own callback
+    const auto node = live_.extract(id);
+    finished_.push_back(std::move(node.mapped()));  // released once the clock moves on, never inside its own callback
     if (closed_form_)
       for (std::uint32_t l : out_.routes[out_.route_of_task[id]].links) --link_load_[l];
     flow_done(id, a.get_finish_time());
@@ -302,7 +303,7 @@ class DagRunner {
     std::string stuck;
     int shown = 0;
     for (std::size_t i = 0; i < waiting_.size() && shown < 5; ++i)
-      if (waiting_[i] > 0 || live_[i]) {
+      if (waiting_[i] > 0 || live_.count(static_cast<TaskId>(i))) {
         stuck += (shown++ ? "; " : "") + describe_task(g_, static_cast<TaskId>(i));
       }
     throw std::logic_error(fmt::format("simulation stopped with {} of {} tasks done; stuck: {}", completed_,
@@ -326,7 +327,7 @@ class DagRunner {
   std::size_t converted_ = 0;  // alone flows that had to join the engine
   ExecutionResult& out_;
   std::vector<std::uint32_t> waiting_;
-  std::vector<sg4::ActivityPtr> live_;
+  std::unordered_map<TaskId, sg4::ActivityPtr> live_;  // engine comms in flight
   std::vector<sg4::ActivityPtr> finished_;
   std::size_t completed_ = 0;
   std::chrono::steady_clock::time_point last_report_ = std::chrono::steady_clock::now();
@@ -398,7 +399,6 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   ExecutionResult out;
   out.start_s.assign(graph.tasks().size(), 0);
   out.finish_s.assign(graph.tasks().size(), 0);
-  out.ready_s.assign(graph.tasks().size(), 0);
   auto links = record_routes(graph, net, out);
   // CM02 shares a link among flows in proportion to 1 / route latency (TCP's RTT unfairness; research notes, 4.4):
   // a PXN flow (7 us) would get 2/9 of the share of an NVLink flow (2 us) on the same port, which NVLink and NIC
@@ -410,7 +410,7 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
   runner.run(*engine);
   spdlog::debug("closed form: {} flows alone on their route had to join the engine", runner.converted());
   for (auto& t : out.start_s) t -= t0;
-  for (auto& t : out.ready_s) t -= t0;
+  for (auto& [id, t] : out.held_ready_s) t -= t0;
   for (auto& t : out.finish_s) {
     t -= t0;
     out.makespan_s = std::max(out.makespan_s, t);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
@@ -22,7 +23,13 @@ struct FlowRoute {
 struct ExecutionResult {
   std::vector<double> start_s;   // per task
   std::vector<double> finish_s;  // per task
-  std::vector<double> ready_s;   // per task: when its last prerequisite ended (a flow may wait longer: exclusive)
+  // When a flow the contention policy held back (exclusive admission) was ready: its last prerequisite's end. Every
+  // other task starts the moment it is ready, so only these are kept (a vector per task was 8 bytes of every task).
+  std::unordered_map<TaskId, double> held_ready_s;
+  double ready_s(TaskId id) const {
+    const auto it = held_ready_s.find(id);
+    return it == held_ready_s.end() ? start_s[id] : it->second;
+  }
   std::vector<std::int32_t> route_of_task;  // per task: index into routes, -1 for compute
   std::vector<FlowRoute> routes;            // one per (src, dst) pair used
   std::vector<std::string> link_names;      // directed links, e.g. "n0_nvl3_UP"

@@ -156,7 +156,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       m.ranks[t.gpu].contention.compute_slowdown_s += slowdown;
       layer_gpu.compute_slowdown_s += slowdown;
     } else {
-      const double wait = std::max(0.0, r.start_s[i] - r.ready_s[i]);
+      const double wait = std::max(0.0, r.start_s[i] - r.ready_s(static_cast<TaskId>(i)));
       m.ranks[t.gpu].contention.flow_wait_s += wait;
       layer_gpu.flow_wait_s += wait;
       // Bandwidth lost to sharing (links shared with other flows, or capacity taken by comm kernels).
