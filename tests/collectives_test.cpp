@@ -29,7 +29,7 @@ CollectiveRun run_alone(int n, const Lowering& lower) {
   lower(g, gpus, {Traffic::CP, "collective", -1}, RankTasks(n));
   const ExecutionResult result = execute(g, s.platform);
   CollectiveRun out{result.makespan_s, std::vector<double>(s.platform.gpu_count(), 0), g.flow_count()};
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::FLOW) out.received_bytes[t.peer] += t.bytes;
   return out;
 }
@@ -143,9 +143,9 @@ TEST_CASE("collectives: hierarchical all-gather, NVLink inside the node then the
   const ExecutionResult result = execute(g, s.platform);
   std::vector<double> received(s.platform.gpu_count(), 0);
   double nic_latency = 0;
-  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
-    received[g.tasks()[i].peer] += g.tasks()[i].bytes;
-    if (g.tasks()[i].gpu == 0 && g.tasks()[i].peer == 8) nic_latency = result.routes[result.route_of_task[i]].latency_s;
+  for (std::size_t i = 0; i < g.task_count(); ++i) {
+    received[g.task(static_cast<TaskId>(i)).peer] += g.task(static_cast<TaskId>(i)).bytes;
+    if (g.task(static_cast<TaskId>(i)).gpu == 0 && g.task(static_cast<TaskId>(i)).peer == 8) nic_latency = result.routes[result.route_of_task[i]].latency_s;
   }
   CHECK(received[9] == 7 * block);
   CHECK(result.makespan_s ==

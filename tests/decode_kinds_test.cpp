@@ -48,27 +48,27 @@ const VolumeRow& only_row(const test::Run& r) {
 }
 
 // The compute tasks of the run by name, each with its GPU, flops and duration.
-std::multimap<std::string, const Task*> kernels(const test::Run& r) {
-  std::multimap<std::string, const Task*> out;
-  for (const Task& t : r.graph.tasks())
-    if (t.kind == TaskKind::COMPUTE) out.insert({r.graph.name(t.name), &t});
+std::multimap<std::string, Task> kernels(const test::Run& r) {
+  std::multimap<std::string, Task> out;
+  for (const Task& t : r.graph.all_tasks())
+    if (t.kind == TaskKind::COMPUTE) out.insert({r.graph.name(t.name), t});
   return out;
 }
 double duration(const test::Run& r, const std::string& name, int gpu) {
   for (const auto& [n, t] : kernels(r))
-    if (n == name && t->gpu == gpu) return t->duration_s;
+    if (n == name && t.gpu == gpu) return t.duration_s;
   FAIL("no kernel " << name << " on GPU " << gpu);
   return 0;
 }
 std::set<int> gpus_computing(const test::Run& r) {
   std::set<int> out;
-  for (const auto& [n, t] : kernels(r)) out.insert(t->gpu);
+  for (const auto& [n, t] : kernels(r)) out.insert(t.gpu);
   return out;
 }
 double compute_sum(const test::Run& r, int gpu) {
   double s = 0;
   for (const auto& [n, t] : kernels(r))
-    if (t->gpu == gpu) s += t->duration_s;
+    if (t.gpu == gpu) s += t.duration_s;
   return s;
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("decode hca: local, the compressed cache on the tail rank, no CP bytes
   CHECK(*only_row(r).formula_bytes == 0);
   CHECK(gpus_computing(r) == std::set<int>{3});  // the tail rank holds the token and its compressed cache
   // The token attends floor((64K + 1) / 128) = 512 compressed entries: 4 x 512 x 8 heads x 128 flops.
-  CHECK(kernels(r).find("compressed attention")->second->flops == 4.0 * 512 * 8 * 128);
+  CHECK(kernels(r).find("compressed attention")->second.flops == 4.0 * 512 * 8 * 128);
   // One GPU, no communication: the step is its kernels in sequence.
   CHECK(r.metrics.makespan_s == Approx(compute_sum(r, 3)).epsilon(1e-9));
 }
@@ -89,7 +89,7 @@ TEST_CASE("decode swa boundary: the window is local to the tail rank", "[decode]
   const test::Run r = test::simulate(test::scenario_from(kKinds, {"model.attention.pattern=[swa]"}));
   CHECK(only_row(r).simulated_bytes == 0);  // n_win = 4096 <= S/N = 16384: no left-neighbour part
   CHECK(*only_row(r).formula_bytes == 0);
-  CHECK(kernels(r).find("swa attention")->second->flops == 4.0 * 4096 * 8 * 128);  // min(n_win, C + 1) keys
+  CHECK(kernels(r).find("swa attention")->second.flops == 4.0 * 4096 * 8 * 128);  // min(n_win, C + 1) keys
   CHECK(r.metrics.makespan_s == Approx(compute_sum(r, 3)).epsilon(1e-9));
 }
 
@@ -107,8 +107,8 @@ TEST_CASE("decode csa full write-back: indexer over every entry on the tail, no 
   CHECK(only_row(r).simulated_bytes == 0);
   CHECK(*only_row(r).formula_bytes == 0);
   // floor(65537 / 4) = 16384 entries scored (2 x 16 x 64 flops each), then attention over the top 512.
-  CHECK(kernels(r).find("indexer")->second->flops == 2.0 * 16384 * 16 * 64);
-  CHECK(kernels(r).find("sparse attention")->second->flops == 4.0 * 512 * 8 * 128);
+  CHECK(kernels(r).find("indexer")->second.flops == 2.0 * 16384 * 16 * 64);
+  CHECK(kernels(r).find("sparse attention")->second.flops == 4.0 * 512 * 8 * 128);
   CHECK(r.metrics.makespan_s == Approx(compute_sum(r, 3)).epsilon(1e-9));
 }
 
@@ -126,14 +126,14 @@ TEST_CASE("decode csa select-gather: exact top-k from every rank's candidates, t
   CHECK(r.metrics.ranks[0].bytes_received[int(Traffic::CP)] == owner);
   // Every rank scores its quarter of the 16384 entries.
   for (const auto& [name, t] : kernels(r))
-    if (name == "local indexer") CHECK(t->flops == 2.0 * 4096 * 16 * 64);
+    if (name == "local indexer") CHECK(t.flops == 2.0 * 4096 * 16 * 64);
 }
 
 TEST_CASE("decode dsa full write-back: the indexer scores the whole context on the tail", "[decode][dsa]") {
   const test::Run r = test::simulate(test::scenario_from(kKinds, {"model.attention.pattern=[dsa]"}));
   CHECK(only_row(r).simulated_bytes == 0);  // every rank holds every token's KV since the prefill's AllGather
-  CHECK(kernels(r).find("indexer")->second->flops == 2.0 * (kContext + 1) * 16 * 64);
-  CHECK(kernels(r).find("sparse attention")->second->flops == 4.0 * 2048 * 8 * 128);
+  CHECK(kernels(r).find("indexer")->second.flops == 2.0 * (kContext + 1) * 16 * 64);
+  CHECK(kernels(r).find("sparse attention")->second.flops == 4.0 * 2048 * 8 * 128);
   CHECK(r.metrics.makespan_s == Approx(compute_sum(r, 3)).epsilon(1e-9));
 }
 
@@ -165,7 +165,7 @@ TEST_CASE("decode moba: the tail gates every block centroid and gathers its top 
   // 512 tokens x 4 KiB = 16 MiB.
   CHECK(only_row(r).simulated_bytes == 8 * 512 * kCkv);
   CHECK(*only_row(r).formula_bytes == only_row(r).simulated_bytes);
-  CHECK(kernels(r).find("block attention")->second->flops == 4.0 * 8 * 512 * 8 * 128);
+  CHECK(kernels(r).find("block attention")->second.flops == 4.0 * 8 * 512 * 8 * 128);
 }
 
 TEST_CASE("decode linear: the state on the tail rank, a cost independent of the context", "[decode][linear]") {
@@ -174,7 +174,7 @@ TEST_CASE("decode linear: the state on the tail rank, a cost independent of the 
   CHECK(only_row(r).simulated_bytes == 0);
   CHECK(gpus_computing(r) == std::set<int>{3});
   // Update (k^T v) and application (q M) of the 8 x 128 x 128 state: 4 x 8 x 128^2 flops, whatever the context.
-  CHECK(kernels(r).find("state update")->second->flops == 4.0 * 8 * 128 * 128);
+  CHECK(kernels(r).find("state update")->second.flops == 4.0 * 8 * 128 * 128);
 }
 
 TEST_CASE("decode hybrid: the hidden state moves to every rank when a tree layer follows a linear one",
@@ -185,7 +185,7 @@ TEST_CASE("decode hybrid: the hidden state moves to every rank when a tree layer
   // B x d_model x 2 B = 2 KiB to each of the 3 other ranks, counted in the dense layer beside the tree's 2 levels of
   // 8 heads x (4 + 4 + 256) B.
   int moves = 0;
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::FLOW && r.graph.name(t.name) == "decode hidden move") {
       ++moves;
       CHECK(t.gpu == 3);  // from the tail

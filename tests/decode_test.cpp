@@ -23,7 +23,7 @@ cp: {dense: {algorithm: tree}}
 // Distinct algorithm steps of the flows named `name` in layer 0.
 std::set<int> steps_of(const test::Run& r, const std::string& name) {
   std::set<int> steps;
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::FLOW && t.layer == 0 && r.graph.name(t.name) == name) steps.insert(t.step);
   return steps;
 }

@@ -29,7 +29,7 @@ TEST_CASE("dtypes: an FP8 KV cache halves the KV cache and the ring's KV bytes",
   // Ring: N-1 = 3 blocks of T = 8192 tokens x 2 x d_kv = 1024 x 1 B arrive at every rank.
   const TaskGraph g = generate_workload(test::inputs_of(s), s.platform.gpu_count());
   double ring_bytes_into_0 = 0;
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::FLOW && t.peer == 0 && t.layer == 0 && g.name(t.name) == "ring kv") ring_bytes_into_0 += t.bytes;
   CHECK(ring_bytes_into_0 == 3.0 * 8192 * 2 * 1024 * 1);
 }
@@ -41,7 +41,7 @@ TEST_CASE("dtypes: activations set the TP all-reduce payload", "[dtypes][tp]") {
       test::scenario_from(test::kSmallScenario, {"parallel.cp=2", "parallel.tp=2", "run.dtypes.activations=fp32"});
   const TaskGraph g = generate_workload(test::inputs_of(s), s.platform.gpu_count());
   double sent = 0;
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::FLOW && t.gpu == 0 && t.layer == 0 && g.name(t.name) == "tp allreduce attn") sent += t.bytes;
   CHECK(sent == 16384.0 * 4096 * 4);
 }

@@ -81,7 +81,7 @@ namespace {
 // Indexer flops per GPU of the layer (2 x 64 heads x 128 dims per scored pair), in GPU order.
 std::vector<double> indexer_flops(const test::Run& r) {
   std::vector<double> out(r.scenario.platform.gpu_count(), 0);
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::COMPUTE && r.graph.name(t.name) == "indexer") out[t.gpu] += t.flops;
   return out;
 }
@@ -131,7 +131,7 @@ TEST_CASE("simulated: dsa exact select-then-gather: the indexer queries reach ev
   check_volume_matches(r, 3 * 32768.0 * 64 * 128 + 3 * 2048 * 8 + 1536 * 2048.0);
   CHECK(r.metrics.volumes[0].exact == true);  // flagged in summary.volumes
   // Every rank scores all S queries against its own entries: causal half of 128K x 32K pairs, 2 x 64 x 128 flops each.
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::COMPUTE && r.graph.name(t.name) == "local indexer")
       CHECK(t.flops == 2.0 * (131072.0 * 32768 / 2) * 64 * 128);
 }
@@ -151,8 +151,8 @@ TEST_CASE("simulated: skewed moba selection makes the hot rank's gather the slow
   // (2 MiB) to each of two readers. Oracle: the hot rank's block-gather sends span 3 x 12 MiB / 20 GB/s, at least
   // three times any other rank's, and its CP bytes sent are the largest by that factor.
   std::vector<double> first(4, 1e30), last(4, 0);
-  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
-    const Task& t = r.graph.tasks()[i];
+  for (std::size_t i = 0; i < r.graph.task_count(); ++i) {
+    const Task& t = r.graph.task(static_cast<TaskId>(i));
     if (t.kind != TaskKind::FLOW || r.graph.name(t.name) != "moba block gather") continue;
     first[t.gpu] = std::min(first[t.gpu], r.result.start_s[i]);
     last[t.gpu] = std::max(last[t.gpu], r.result.finish_s[i]);

@@ -21,14 +21,14 @@ GpuSpec shaped_h100() {
 // Sum of every compute task's duration in a graph.
 double compute_time_s(const TaskGraph& g) {
   double sum = 0;
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::COMPUTE) sum += t.duration_s;
   return sum;
 }
 
 double attention_flops(const TaskGraph& g) {
   double sum = 0;
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::COMPUTE && g.name(t.name) == "attention") sum += t.flops;
   return sum;
 }
@@ -216,7 +216,7 @@ TEST_CASE("kernels: ring steps are priced as the partition's kernel calls", "[ke
   const double off = attention_time_s(gpu, Dtype::BF16, {T, c, 32, 1, Mask::FULL, 4}, off_flops, bytes) +
                      memory_time_s(gpu, T * qw * (4 + 2 + 4));
   int found = 0;
-  for (const Task& t : g.tasks()) {
+  for (const Task& t : g.all_tasks()) {
     if (t.kind != TaskKind::COMPUTE || g.name(t.name) != "attention" || t.gpu != 2) continue;
     if (t.step == 0) {
       CHECK(t.duration_s == Approx(diag));

@@ -71,7 +71,7 @@ TEST_CASE("linear: the intra-chunk cost is linear in S/N (chunks of attention.li
   CHECK(s.model.attention.linear_chunk == 128);
   const TaskGraph g = generate_workload(test::inputs_of(s), s.platform.gpu_count());
   double flops = -1;
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.all_tasks())
     if (t.kind == TaskKind::COMPUTE && g.name(t.name) == "intra-chunk attention") flops = t.flops;
   CHECK(flops == 4.0 * 32768 * 128 * 32 * 128);
 }
@@ -120,7 +120,7 @@ TEST_CASE("ssm: Mamba-2 layers pass a [H, N, d] state, LASP-2 style", "[linear][
   CHECK(r.metrics.volumes[0].simulated_bytes == 3 * 32 * 64 * 128 * 2.0);
   CHECK(*r.metrics.volumes[0].formula_bytes == r.metrics.volumes[0].simulated_bytes);
   // The chunk state B^T X over the rank's 8192 tokens: 2 x 8192 x 32 x 64 x 128 flops.
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::COMPUTE && r.graph.name(t.name) == "chunk state") CHECK(t.flops == 2.0 * 8192 * 32 * 64 * 128);
   // KV cache: the state, whatever the sequence length.
   CHECK(r.metrics.ranks[0].memory.kv_cache_bytes == 32.0 * 64 * 128 * 2);

@@ -33,7 +33,7 @@ double ep_sent(const test::Run& r, int gpu) {
 }
 
 double ffn_flops(const test::Run& r, int gpu) {
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::COMPUTE && t.gpu == gpu && r.graph.name(t.name) == "ffn") return t.flops;
   return 0;
 }
@@ -88,7 +88,7 @@ TEST_CASE("moe: sequence parallelism replaces each all-reduce by a reduce-scatte
   for (int gpu = 0; gpu < 8; ++gpu)
     CHECK(r.metrics.ranks[gpu].bytes_sent[static_cast<std::size_t>(Traffic::TP)] == 2 * 2 * 2 * 0.75 * tds);
   std::set<std::string> names;
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.traffic == Traffic::TP) names.insert(r.graph.name(t.name));
   CHECK(names == std::set<std::string>{"tp allgather attn", "tp reducescatter attn", "tp allgather ffn",
                                        "tp reducescatter ffn"});

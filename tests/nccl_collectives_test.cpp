@@ -51,7 +51,7 @@ Timed run_collective(const Scenario& s, CollectiveOp op, const std::vector<int>&
   Timed t;
   t.choice = m.choose(op, gpus, bytes, Traffic::TP);
   m.run(op, g, gpus, bytes, CollectiveTag{Traffic::TP, "coll", -1}, RankTasks(gpus.size()));
-  for (const Task& task : g.tasks())
+  for (const Task& task : g.all_tasks())
     if (task.kind == TaskKind::FLOW) t.bytes_sent[task.gpu] += task.bytes;
   if (simulate) t.makespan_s = execute(g, s.platform).makespan_s;
   return t;
@@ -219,7 +219,7 @@ TEST_CASE("nccl: per-rank bytes are the lock-step rings' on every algorithm of a
     if (op == CollectiveOp::ALLGATHER) ring_allgather(ideal, gpus, X, tag, RankTasks(16));
     if (op == CollectiveOp::REDUCE_SCATTER) ring_reduce_scatter(ideal, gpus, X, tag, RankTasks(16));
     std::map<int, double> expected;
-    for (const Task& task : ideal.tasks())
+    for (const Task& task : ideal.all_tasks())
       if (task.kind == TaskKind::FLOW) expected[task.gpu] += task.bytes;
     for (int gpu : gpus) CHECK(t.bytes_sent.at(gpu) == Approx(expected.at(gpu)).epsilon(1e-12));
   }

@@ -53,8 +53,8 @@ TEST_CASE("pipeline prefill: makespan = (M + P - 1) t_pass + (P - 1) t_p2p, P2P 
   double stage0_compute_s = 0;
   int p2p = 0;
   double p2p_s = -1;
-  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
-    const Task& t = r.graph.tasks()[i];
+  for (std::size_t i = 0; i < r.graph.task_count(); ++i) {
+    const Task& t = r.graph.task(static_cast<TaskId>(i));
     if (t.kind == TaskKind::COMPUTE && t.gpu == 0) stage0_compute_s += t.duration_s;
     if (t.kind != TaskKind::FLOW) continue;
     REQUIRE(t.traffic == Traffic::PP);
@@ -85,7 +85,7 @@ TEST_CASE("pipeline training: the graph runs 1F1B's order; stage s keeps min(pp 
   for (int stage = 0; stage < 4; ++stage) {
     // The passes in the order the stage's first GPU runs its kernels (consecutive kernels of one pass joined).
     std::vector<PipelinePass> ran;
-    for (const Task& t : r.graph.tasks()) {
+    for (const Task& t : r.graph.all_tasks()) {
       if (t.kind != TaskKind::COMPUTE || t.gpu != layout.stage_base(stage)) continue;
       const LayerInfo& info = r.graph.layers()[t.layer];
       const PipelinePass p{info.backward, info.place.micro_batch, plan.chunk_of_layer(info.place.model_layer)};
@@ -104,7 +104,7 @@ TEST_CASE("pipeline training: the graph runs 1F1B's order; stage s keeps min(pp 
   }
   // Gradients flow back: one P2P per boundary, micro-batch and GPU in each direction (cp = 2 GPUs per stage).
   int activations = 0, gradients = 0;
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::FLOW && t.traffic == Traffic::PP)
       ++(r.graph.name(t.name) == "pp send gradients" ? gradients : activations);
   CHECK(activations == 3 * 6 * 2);

@@ -40,8 +40,8 @@ TEST_CASE("placement: TP innermost strides CP across nodes, CP innermost keeps i
 TEST_CASE("placement: a CP ring spanning nodes sends over the NICs", "[placement]") {
   const test::Run r = test::simulate(test::scenario_from(test::kSmallScenario, kTwoNodes));
   bool nic = false;
-  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
-    const Task& t = r.graph.tasks()[i];
+  for (std::size_t i = 0; i < r.graph.task_count(); ++i) {
+    const Task& t = r.graph.task(static_cast<TaskId>(i));
     if (t.kind != TaskKind::FLOW || t.traffic != Traffic::CP) continue;
     if (r.scenario.platform.gpus[t.gpu].node == r.scenario.platform.gpus[t.peer].node) continue;
     for (auto link : r.result.routes[r.result.route_of_task[i]].links)

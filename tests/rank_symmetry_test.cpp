@@ -68,14 +68,14 @@ TEST_CASE("rank symmetry: the graph keeps one GPU per orbit and checks the other
   std::string why;
   REQUIRE(g.finish_collapse(&why));
   // Oracle: GPUs 0 and 2 are kept, 3 tasks each (qkv, tp, o); each task stands for 2.
-  REQUIRE(g.tasks().size() == 6);
+  REQUIRE(g.task_count() == 6);
   CHECK(g.copies_per_task() == 2);
-  for (const Task& t : g.tasks()) CHECK((t.gpu == 0 || t.gpu == 2));
+  for (const Task& t : g.all_tasks()) CHECK((t.gpu == 0 || t.gpu == 2));
   // GPU 0's "o" waited for GPU 1's flow: folded onto GPU 0's own flow (GPU 1's mirror image), plus its stream.
   const TaskId tp0 = 2, o0 = 4;  // kept in order: qkv0, qkv2, tp0, tp2, o0, o2
-  CHECK(g.tasks()[o0].gpu == 0);
+  CHECK(g.task(static_cast<TaskId>(o0)).gpu == 0);
   std::vector<TaskId> waited_by_o0;
-  for (TaskId id = 0; id < g.tasks().size(); ++id)
+  for (TaskId id = 0; id < g.task_count(); ++id)
     for (TaskId s : g.successors(id))
       if (s == o0) waited_by_o0.push_back(id);
   CHECK(waited_by_o0 == std::vector<TaskId>{0, tp0});  // qkv0 (FIFO stream) and tp0

@@ -38,7 +38,7 @@ Overlap run_overlap(const std::string& mode) {
   for (int gpu = 0; gpu < 2; ++gpu)
     for (TaskId id : done[gpu])
       if (g.task(id).kind == TaskKind::COMPUTE) o.gemm_end_s[gpu] = r.finish_s[id];
-  for (TaskId id = 0; id < g.tasks().size(); ++id)
+  for (TaskId id = 0; id < g.task_count(); ++id)
     if (g.task(id).traffic == Traffic::TP) o.tp_arrival_s[g.task(id).peer] = r.finish_s[id];
   return o;
 }

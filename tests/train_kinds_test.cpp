@@ -61,7 +61,7 @@ TEST_CASE("train hca local: no CP traffic, the step is each GPU's kernels", "[tr
   // tp 1, no CP flows, no gradient sync (the CP ranks' weight gradients would all-reduce): each GPU runs alone; the step is the longest GPU's kernels in sequence.
   double longest = 0;
   std::vector<double> busy(4, 0);
-  for (const Task& t : r.graph.tasks()) {
+  for (const Task& t : r.graph.all_tasks()) {
     REQUIRE(t.kind == TaskKind::COMPUTE);
     busy[t.gpu] += t.duration_s;
   }
@@ -88,7 +88,7 @@ TEST_CASE("train linear lasp1: the state chain forward and backward, 2(N-1) seri
   CHECK(b.at("linear / lasp1") == 32 * 128 * 128 * 2);  // one [H, d, d] state from the left neighbour
   CHECK(b.at("linear / lasp1-backward") == 32 * 128 * 128 * 2);
   int hops = 0;
-  for (const Task& t : r.graph.tasks())
+  for (const Task& t : r.graph.all_tasks())
     if (t.kind == TaskKind::FLOW && r.graph.name(t.name) == "lasp1 state") ++hops;
   CHECK(hops == 2 * 3);
 }

@@ -66,7 +66,7 @@ TEST_CASE("train: gradients are all-reduced over the DP x CP group, per layer", 
   CHECK(r.metrics.ranks[5].dp_rank == 1);
   // Overlap: the last layer's bucket starts while the first layer's backward still computes.
   double first_dp_start = 1e300, last_compute_end = 0;
-  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
+  for (std::size_t i = 0; i < r.graph.task_count(); ++i) {
     const Task& t = r.graph.task(static_cast<TaskId>(i));
     if (t.traffic == Traffic::DP) first_dp_start = std::min(first_dp_start, r.result.start_s[i]);
     if (t.kind == TaskKind::COMPUTE) last_compute_end = std::max(last_compute_end, r.result.finish_s[i]);
@@ -81,7 +81,7 @@ TEST_CASE("train: grad_sync end reduces every layer after the backward", "[train
   // dp 1: the group is the CP group (4 GPUs, tp 1: whole layers): 2 x 3/4 x 2 layers x 2 x the tp = 2 bytes above.
   for (int gpu = 0; gpu < 4; ++gpu) CHECK(dp_sent(r, gpu) == 2 * 1.5 * 2 * kLayerGradBytes);
   double first_dp_start = 1e300, last_compute_end = 0;
-  for (std::size_t i = 0; i < r.graph.tasks().size(); ++i) {
+  for (std::size_t i = 0; i < r.graph.task_count(); ++i) {
     const Task& t = r.graph.task(static_cast<TaskId>(i));
     if (t.traffic == Traffic::DP) first_dp_start = std::min(first_dp_start, r.result.start_s[i]);
     if (t.kind == TaskKind::COMPUTE) last_compute_end = std::max(last_compute_end, r.result.finish_s[i]);

@@ -1,6 +1,6 @@
 // The fast path's layer repetition for a builder's loop over model layers (TaskGraph::repeat, task_graph.hpp).
 //
-//   for each layer:  if (rep.copy(key, ready, layers_ahead)) continue;  rep.begin(key, ready);  build the layer;  rep.end(ready);
+//   for each layer:  if (rep.copy(key, ready)) continue;  rep.begin(key, ready);  build the layer;  rep.end(ready);
 //
 // `model_layer_step`: how the model layer moves from one layer of the loop to the next (+1 forward, -1 for a
 // training backward pass, last layer first).
@@ -25,13 +25,9 @@ class LayerRepetition {
   LayerRepetition(TaskGraph& graph, bool enabled, int model_layer_step = 1)
       : g_(graph), enabled_(enabled), model_layer_step_(model_layer_step) {}
 
-  // Copies the last layer if it was verified and has this key; `ready` then names the copy's outputs. `ahead`:
-  // how many layers of this key are still to come, this one included (room is made for them at the first copy).
-  template <class Ahead>
-  bool copy(const std::string& key, Ready& ready, const Ahead& ahead) {
+  // Copies the last layer if it was verified and has this key; `ready` then names the copy's outputs.
+  bool copy(const std::string& key, Ready& ready) {
     if (!enabled_ || !verified_ || key != key_) return false;
-    if (!reserved_) g_.reserve_repeats(last_, ahead());
-    reserved_ = true;
     const TaskGraph::Mark start = g_.mark();
     g_.repeat(last_, model_layer_step_);
     for (RankTasks& per_gpu : ready)
@@ -44,7 +40,7 @@ class LayerRepetition {
   // A layer of `key` is about to be built from `ready`.
   void begin(const std::string& key, const Ready& ready) {
     if (!enabled_) return;
-    verified_ = reserved_ = false;
+    verified_ = false;
     has_previous_ = has_last_ && key == key_;
     if (has_previous_) {
       previous_ = std::move(last_);
@@ -79,7 +75,7 @@ class LayerRepetition {
   TaskGraph& g_;
   bool enabled_;
   int model_layer_step_;
-  bool has_last_ = false, has_previous_ = false, verified_ = false, reserved_ = false;
+  bool has_last_ = false, has_previous_ = false, verified_ = false;
   std::string key_;
   TaskGraph::Mark last_, previous_;  // where the last layer built (or copied) began, and the one before it
   Ready previous_outputs_;           // the previous layer's outputs (the last layer's inputs)

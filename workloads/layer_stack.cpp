@@ -44,7 +44,7 @@ class LayerStackBuilder : GraphBuilder {
     if (in_.parallel.pp > 1) build_pipeline(grads);
     else build_one_stage(grads);
     if (in_.run.phase == Phase::TRAIN) {
-      const std::size_t replica_tasks = g_.tasks().size();
+      const std::size_t replica_tasks = g_.task_count();
       g_.replicate(in_.parallel.simulated_dp, layout_.replica_stride());
       if (in_.parallel.grad_sync != GradSync::NONE) add_gradient_sync(g_, in_, layout_, grads, replica_tasks);
     }
@@ -55,13 +55,15 @@ class LayerStackBuilder : GraphBuilder {
   // Refuses a graph that would pass run.max_tasks, from the tasks built so far (its first layer or pipeline pass)
   // times `parts`, before it exhausts memory (`what` says how the estimate was made); reserves room for the rest.
   void check_size(double parts, const std::string& what) {
-    const double estimate = double(g_.tasks().size()) * parts * std::max(1, in_.parallel.simulated_dp);
+    const double estimate = double(g_.task_count()) * parts * std::max(1, in_.parallel.simulated_dp);
     const std::string memory = format_bytes(estimate * kPeakBytesPerTask);
     if (estimate > double(g_.task_limit()))
       throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({}, ~{} of memory), past the limit of {} (run.max_tasks, "
                                          "or --max-tasks)", estimate, what, memory, g_.task_limit()));
     if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
-    g_.reserve(std::size_t(double(g_.tasks().size()) * parts), std::size_t(double(g_.dependency_count()) * parts));
+    // With layer repetition only the layers that differ are stored (TaskGraph::repeat): nothing to make room for.
+    if (!in_.run.fast_path)
+      g_.reserve(std::size_t(double(g_.task_count()) * parts), std::size_t(double(g_.dependency_count()) * parts));
   }
 
   // Training: a forward, a backward of about twice the tasks, and a forward replay under full recomputation.
@@ -118,7 +120,7 @@ class LayerStackBuilder : GraphBuilder {
           if (next[0] == 0 && s == 0) {  // the first pass predicts the graph
             const double passes = double(plan.chunks()) * plan.micro_batches();
             check_size(passes * passes_per_forward(),
-                       fmt::format("{} in the first pipeline pass x {:g} passes{}", g_.tasks().size(), passes,
+                       fmt::format("{} in the first pipeline pass x {:g} passes{}", g_.task_count(), passes,
                                    passes_per_forward() > 1 ? fmt::format(" x {:g} for training", passes_per_forward()) : ""));
           }
           // The pass's output goes to the next chunk (forward) or the previous one (backward).
@@ -163,7 +165,7 @@ class LayerStackBuilder : GraphBuilder {
     LayerRepetition repetition(g_, in_.run.fast_path);
     for (int l = 0; l < in_.model.layers; ++l) {
       const std::string key = layer_key(l, sharded);
-      if (l > 0 && repetition.copy(key, ready, [&] { return layers_alike(l, sharded); })) continue;
+      if (l > 0 && repetition.copy(key, ready)) continue;
       repetition.begin(key, ready);
       // Every micro-batch's attention half, then every FFN half: one's collectives overlap the next one's kernels.
       std::vector<AttentionHalf> halves;
@@ -174,7 +176,7 @@ class LayerStackBuilder : GraphBuilder {
       if (l == 0) {  // the first layer predicts the whole graph
         const double passes = passes_per_forward();
         check_size(in_.model.layers * passes,
-                   fmt::format("{} in the first layer x {} layers{}", g_.tasks().size(), in_.model.layers,
+                   fmt::format("{} in the first layer x {} layers{}", g_.task_count(), in_.model.layers,
                                passes > 1 ? fmt::format(" x {:g} for training", passes) : ""));
       }
     }
@@ -182,7 +184,7 @@ class LayerStackBuilder : GraphBuilder {
       LayerRepetition back(g_, in_.run.fast_path, -1);
       for (int l = in_.model.layers - 1; l >= 0; --l) {
         const std::string key = backward_key(l);
-        if (l < in_.model.layers - 1 && back.copy(key, ready, [&] { return backward_layers_alike(l); })) {
+        if (l < in_.model.layers - 1 && back.copy(key, ready)) {
           // The copy's last layer is its last micro-batch's backward; its outputs are the gradients' completion.
           grads[l].layer = static_cast<int>(g_.layers().size()) - 1;
           grads[l].done = gradients_done(ready);
@@ -208,14 +210,6 @@ class LayerStackBuilder : GraphBuilder {
   // layouts (a full recomputation replays the forward from the layer's own sharding, not the builder's state).
   std::string backward_key(int index) const { return "backward " + layer_key(index, {}); }
 
-  // Layers from `index` down with index's backward key, in a row.
-  std::size_t backward_layers_alike(int index) const {
-    const std::string key = backward_key(index);
-    int l = index - 1;
-    while (l >= 0 && backward_key(l) == key) --l;
-    return static_cast<std::size_t>(index - l);
-  }
-
   // All that building forward layer `index` reads besides its input tasks (attention lowerings see only the graph
   // layer): layers of one key are built alike (workloads/layer_repetition.hpp).
   std::string layer_key(int index, const std::deque<bool>& sharded) const {
@@ -226,14 +220,6 @@ class LayerStackBuilder : GraphBuilder {
                                   int(layer_token_layout(in_, index)), from ? int(*from) : -1);
     for (bool s : sharded) key += s ? " s" : " -";
     return key;
-  }
-
-  // Layers from `index` on with index's key, in a row.
-  std::size_t layers_alike(int index, const std::deque<bool>& sharded) const {
-    const std::string key = layer_key(index, sharded);
-    int l = index + 1;
-    while (l < in_.model.layers && layer_key(l, sharded) == key) ++l;
-    return static_cast<std::size_t>(l - index);
   }
 
   TaskId compute(int gpu, const char* name, int layer, const KernelCost& c, const std::vector<TaskId>& after) {

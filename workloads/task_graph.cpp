@@ -58,7 +58,7 @@ void TaskGraph::check_open() const {
 
 void TaskGraph::check_limit() const {
   check_open();
-  if (tasks_.size() >= task_limit_)
+  if (task_count_ >= task_limit_)
     throw WorkloadTooLarge(fmt::format("the workload passed {} tasks (run.max_tasks)", task_limit_));
 }
 
@@ -157,15 +157,18 @@ TaskId TaskGraph::admit(Task& t, int owner) {
       return kShadow | static_cast<TaskId>(shadows_.size() - 1);
     }
     kept_seq_.push_back(seq);
-    kept_by_seq_[owner].push_back(static_cast<TaskId>(tasks_.size()));
+    kept_by_seq_[owner].push_back(static_cast<TaskId>(task_count_));
   }
   tasks_.push_back(t);
-  return static_cast<TaskId>(tasks_.size() - 1);
+  index_fresh_ = false;
+  return static_cast<TaskId>(task_count_++);
 }
 
 void TaskGraph::set_flow_overhead(TaskId flow, double overhead_s) {
   if (collapse_open_) hash_into(owner_of(flow), seq_of(flow), mix_all({kOverheadEvent, bits(overhead_s)}));
-  if (!(flow & kShadow)) tasks_[flow].duration_s = overhead_s;
+  if (flow & kShadow) return;
+  if (run_of(flow)) throw std::logic_error("set_flow_overhead on a copied task");
+  tasks_[slot(flow)].duration_s = overhead_s;
 }
 
 bool TaskGraph::finish_collapse(std::string* why_not) {
@@ -192,7 +195,7 @@ bool TaskGraph::finish_collapse(std::string* why_not) {
 TaskId TaskGraph::resolve(TaskId id) const {
   if (!(id & kShadow)) return id;
   const Shadow& s = shadows_[id & ~kShadow];
-  return kept_by_seq_[symmetry_->representative(s.gpu)][s.seq];
+  return kept_by_seq(symmetry_->representative(s.gpu), s.seq);
 }
 
 void TaskGraph::depend(TaskId task, TaskId prerequisite) {
@@ -203,8 +206,10 @@ void TaskGraph::depend(TaskId task, TaskId prerequisite) {
     hash_into(owner, seq_of(task), mix_all({kEdgeEvent, describe_in_frame_of(owner, prerequisite)}));
     if (task & kShadow) return;
   }
+  if (run_of(task)) throw std::logic_error("a dependency added to a copied task");
   edges_.emplace_back(prerequisite, task);
-  ++tasks_[task].predecessor_count;
+  ++tasks_[slot(task)].predecessor_count;
+  index_fresh_ = false;
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
@@ -216,31 +221,54 @@ void TaskGraph::reserve(std::size_t tasks, std::size_t dependencies) {
 void TaskGraph::index_successors() const {
   // Counting sort by prerequisite keeps each task's successors in the order the dependencies were added.
   successor_offsets_.assign(tasks_.size() + 1, 0);
-  for (const auto& [from, to] : edges_) ++successor_offsets_[from + 1];
+  edges_from_copies_.clear();
+  for (const auto& [from, to] : edges_)
+    if (!run_of(from)) ++successor_offsets_[slot(from) + 1];
   for (std::size_t i = 0; i < tasks_.size(); ++i) successor_offsets_[i + 1] += successor_offsets_[i];
-  successor_ids_.resize(edges_.size());
+  successor_ids_.resize(successor_offsets_.back());
+  successor_edge_.resize(successor_offsets_.back());
   std::vector<std::uint32_t> next(successor_offsets_.begin(), successor_offsets_.end() - 1);
-  for (const auto& [from, to] : edges_) successor_ids_[next[from]++] = to;
+  for (std::size_t e = 0; e < edges_.size(); ++e) {
+    const auto [from, to] = edges_[e];
+    if (run_of(from)) {
+      edges_from_copies_.push_back({from, static_cast<std::uint32_t>(e), to});
+      continue;
+    }
+    const std::uint32_t at = next[slot(from)]++;
+    successor_ids_[at] = to;
+    successor_edge_[at] = static_cast<std::uint32_t>(e);
+  }
+  std::sort(edges_from_copies_.begin(), edges_from_copies_.end(), [](const EdgeFromCopy& a, const EdgeFromCopy& b) {
+    return a.prerequisite != b.prerequisite ? a.prerequisite < b.prerequisite : a.edge < b.edge;
+  });
+  index_fresh_ = true;
 }
 
 void TaskGraph::seal() {
   if (sealed_) return;
-  index_successors();
+  if (!index_fresh_) index_successors();
   std::vector<std::pair<TaskId, TaskId>>().swap(edges_);
   sealed_ = true;
 }
 
-TaskGraph::Successors TaskGraph::successors(TaskId id) const {
-  if (!sealed_ && (successor_offsets_.size() != tasks_.size() + 1 || successor_ids_.size() != edges_.size()))
-    index_successors();
-  const TaskId* base = successor_ids_.data();
-  return {base + successor_offsets_[id], base + successor_offsets_[id + 1]};
+std::vector<TaskId> TaskGraph::successors(TaskId id) const {
+  std::vector<TaskId> out;
+  for_each_successor(id, [&out](TaskId s) { out.push_back(s); });
+  return out;
+}
+
+std::vector<Task> TaskGraph::all_tasks() const {
+  std::vector<Task> out;
+  out.reserve(task_count_);
+  for (std::size_t i = 0; i < task_count_; ++i) out.push_back(task(static_cast<TaskId>(i)));
+  return out;
 }
 
 void TaskGraph::replicate(int copies, int gpu_stride) {
   if (copies <= 1) return;
   if (symmetry_) throw std::logic_error("replicate() on a collapsed graph");
   check_open();
+  materialize();
   const std::size_t n = tasks_.size(), e = edges_.size();
   std::vector<int> used;  // the GPUs of copy 0 with a compute stream tail
   for (int gpu = 0; gpu < gpu_count_; ++gpu)
@@ -260,6 +288,8 @@ void TaskGraph::replicate(int copies, int gpu_stride) {
     for (std::size_t i = 0; i < e; ++i) edges_.emplace_back(edges_[i].first + id_offset, edges_[i].second + id_offset);
     for (int gpu : used) last_compute_[gpu + gpu_offset] = last_compute_[gpu] + id_offset;
   }
+  task_count_ = tasks_.size();
+  index_fresh_ = false;
 }
 
 void TaskGraph::depend_all(TaskId task, const std::vector<TaskId>& prerequisites) {
@@ -288,8 +318,8 @@ struct CycleFinder : boost::default_dfs_visitor {
 
 void TaskGraph::check_acyclic() const {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-  Graph g(tasks_.size());
-  for (std::size_t i = 0; i < tasks_.size(); ++i)
+  Graph g(task_count_);
+  for (std::size_t i = 0; i < task_count_; ++i)
     for (TaskId s : successors(static_cast<TaskId>(i))) boost::add_edge(i, s, g);
   std::vector<std::size_t> cycle;
   CycleFinder finder;

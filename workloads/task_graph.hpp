@@ -4,6 +4,7 @@
 // Stream semantics: compute tasks of one GPU run in the order they were added (a CUDA stream is FIFO), so the graph
 // adds that dependency itself. Flows have no implicit order: generators state exactly what each waits for.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -106,27 +107,33 @@ class TaskGraph {
   // current size (data-parallel replicas side by side; copies must not overlap copy 0's GPUs).
   void replicate(int copies, int gpu_stride);
 
-  // The tasks that wait for `id`. Dependencies are kept as one edge list (no allocation per task: graphs reach
-  // millions of tasks) and indexed by prerequisite on first use after a change.
-  struct Successors {
-    const TaskId* first;
-    const TaskId* last;
-    const TaskId* begin() const { return first; }
-    const TaskId* end() const { return last; }
-  };
-  Successors successors(TaskId id) const;
+  // The tasks that wait for `id`, in the order the dependencies were added (the executor starts them in that order).
+  // Dependencies are kept as one edge list (no allocation per task: graphs reach millions of tasks), indexed by
+  // prerequisite on first use after a change; copied stretches (repeat()) are not stored but derived.
+  template <class Visit>
+  void for_each_successor(TaskId id, Visit&& visit) const;
+  std::vector<TaskId> successors(TaskId id) const;  // the same, gathered
 
   // Capacity hint for generators that know their size (e.g. layers x the first layer's count): avoids the peak of
   // a vector doubling (old + new buffers) at millions of tasks.
   void reserve(std::size_t tasks, std::size_t dependencies);
-  std::size_t dependency_count() const { return sealed_ ? successor_ids_.size() : edges_.size(); }
+  std::size_t dependency_count() const {
+    return (sealed_ ? successor_ids_.size() : edges_.size()) + copied_edges_;
+  }
   // The graph is complete: index the successors and drop the edge list (a third of a large graph's memory), which
   // only building needs. Adding a task or a dependency afterwards is a logic_error.
   void seal();
   bool sealed() const { return sealed_; }
 
-  const std::vector<Task>& tasks() const { return tasks_; }
-  const Task& task(TaskId id) const { return tasks_[id]; }
+  std::size_t task_count() const { return task_count_; }
+  // A task by id; a task of a copied stretch is its source task with its layer moved (built on demand).
+  Task task(TaskId id) const {
+    if (runs_.empty() || id < runs_.front().first) return tasks_[id];
+    return task_beyond_first_run(id);
+  }
+  std::vector<Task> all_tasks() const;  // every task, in id order (tests, small graphs)
+  // The tasks stored: every distinct task content (each copy of a stretch repeats a stored one but for its layer).
+  const std::vector<Task>& stored_tasks() const { return tasks_; }
   const std::vector<LayerInfo>& layers() const { return layers_; }
   const std::string& name(std::uint16_t id) const { return names_[id]; }
   int gpu_count() const { return gpu_count_; }
@@ -166,13 +173,13 @@ class TaskGraph {
   bool repeats(const Mark& a, const Mark& b, int model_layer_step) const;
   // Whether `later` is `earlier` moved from stretch [a, b) to the next one (for what a generator holds on to).
   bool is_moved(TaskId earlier, TaskId later, const Mark& a, const Mark& b) const;
-  // Appends a copy of the last stretch [from, now) moved by its length, model layers by `model_layer_step`.
+  // Appends a copy of the last stretch [from, now) moved by its length, model layers by `model_layer_step`. The copy
+  // is not stored: its tasks and dependencies are the stretch's, moved, whenever asked for (task(),
+  // for_each_successor()), so a model's 80 layers cost the memory of the few built.
   void repeat(const Mark& from, int model_layer_step);
   // The copy, in the stretch after [from, to), of task `id` of [from, to) (a stretch repeat() appended).
   TaskId moved(TaskId id, const Mark& from, const Mark& to);
   std::size_t repeated_tasks() const { return repeated_tasks_; }
-  // Room for `copies` more repeats of the stretch [from, now), so that no array doubles on the way.
-  void reserve_repeats(const Mark& from, std::size_t copies);
 
   // Why a graph is not collapsed, for engine.json ("" when nothing was tried).
   void set_uncollapsed_reason(std::string why) { uncollapsed_reason_ = std::move(why); }
@@ -189,8 +196,8 @@ class TaskGraph {
   TaskId admit(Task& t, int owner_gpu);
   std::uint64_t describe_in_frame_of(int gpu, TaskId id) const;  // where a task sits, seen from `gpu`
   void hash_into(int gpu, std::uint64_t seq, std::uint64_t what);
-  int owner_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].gpu : tasks_[id].gpu; }
-  std::uint32_t seq_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].seq : kept_seq_[id]; }
+  int owner_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].gpu : task(id).gpu; }
+  std::uint32_t seq_of(TaskId id) const { return id & kShadow ? shadows_[id & ~kShadow].seq : kept_seq_of(id); }
   std::optional<RankSymmetry> symmetry_;
   bool collapse_open_ = false;  // collapse_by() called, finish_collapse() not yet
   std::string uncollapsed_reason_;
@@ -200,6 +207,36 @@ class TaskGraph {
   std::vector<std::uint32_t> owned_;              // per GPU: tasks it owns so far
   std::vector<std::uint64_t> gpu_hash_;           // per GPU: the sum of its tasks' and dependencies' hashes
   std::size_t resolved_edges_ = 0;                // edges_[0, this) hold no shadow id (repeat() resolved them)
+
+  // Copies of one built stretch, appended by repeat(): copy k (1..copies) of the stretch [first - length, first) is
+  // that stretch moved by k * length ids and k * layer_step graph layers. Tasks added later are stored after it.
+  struct RepeatRun {
+    TaskId first = 0;            // copy 1's first task
+    std::size_t source_slot = 0;  // the stretch's first task in tasks_
+    std::uint32_t length = 0, copies = 0;
+    int layer_step = 0;
+    std::size_t slot_end = 0;   // tasks_ slot of the first task stored after the run
+    std::size_t edge_mark = 0;  // edges_ stored before the copies' dependencies would have been added
+    std::vector<std::pair<TaskId, TaskId>> edges;  // the stretch's dependencies (prerequisite, task), in order
+    TaskId lowest_prerequisite = 0;
+    std::vector<std::uint32_t> by_prerequisite;  // CSR of `edges` by prerequisite - lowest_prerequisite
+    std::vector<std::uint32_t> edge_of;          // edge indices, grouped by prerequisite, in order
+    // Collapsed building: per GPU, the tasks it owns in one copy, and the seq of its first in copy 1.
+    std::vector<std::uint32_t> owned_per_copy, first_seq;
+    std::vector<std::size_t> kept_source_index;  // per representative: index in kept_by_seq_ of its first source task
+    TaskId end() const { return first + length * copies; }
+  };
+  std::vector<RepeatRun> runs_;
+  std::size_t task_count_ = 0;    // stored and copied
+  std::size_t copied_edges_ = 0;  // dependencies of copies (derived, not stored)
+  std::size_t slot(TaskId id) const;                // a stored task's place in tasks_
+  const RepeatRun* run_of(TaskId id) const;         // the run holding a copied task, or nullptr (stored)
+  Task task_beyond_first_run(TaskId id) const;
+  template <class Visit>
+  void visit_copied_successors(const RepeatRun& r, TaskId id, Visit& visit) const;
+  void materialize();  // stores every copy (replicate() needs stored tasks)
+  std::uint32_t kept_seq_of(TaskId id) const;        // collapsed building: a kept task's seq on its GPU
+  TaskId kept_by_seq(int rep, std::uint32_t seq) const;
   std::size_t repeated_tasks_ = 0;                // tasks repeat() copied rather than built
   TaskId resolve(TaskId id) const;                // a shadow's kept task (its representative's of the same seq)
 
@@ -218,12 +255,59 @@ class TaskGraph {
   std::unordered_map<std::string, std::uint16_t> name_ids_;
   std::vector<std::int64_t> last_compute_;
   std::size_t flow_count_ = 0;
-  std::vector<std::pair<TaskId, TaskId>> edges_;  // (prerequisite, task), in insertion order
-  mutable std::vector<std::uint32_t> successor_offsets_;  // CSR index of edges_, rebuilt when stale
+  std::vector<std::pair<TaskId, TaskId>> edges_;  // stored (prerequisite, task), in insertion order
+  // CSR index of edges_ by stored prerequisite's slot, rebuilt when stale, with each edge's place in edges_ (which
+  // says where the copies' derived dependencies fall among them); edges whose prerequisite is a copy, apart.
+  mutable std::vector<std::uint32_t> successor_offsets_;
   mutable std::vector<TaskId> successor_ids_;
+  mutable std::vector<std::uint32_t> successor_edge_;
+  struct EdgeFromCopy {
+    TaskId prerequisite;
+    std::uint32_t edge;
+    TaskId task;
+  };
+  mutable std::vector<EdgeFromCopy> edges_from_copies_;  // sorted by (prerequisite, edge)
+  mutable bool index_fresh_ = false;
   void index_successors() const;
 };
 
 std::string describe_task(const TaskGraph& g, TaskId id);
+
+// The copies' dependencies on `id`: copy k holds the stretch's dependency (p, t) as (p + k L, t + k L), so `id` is a
+// prerequisite in copy k wherever p = id - k L; copies come in the order they were appended.
+template <class Visit>
+void TaskGraph::visit_copied_successors(const RepeatRun& r, TaskId id, Visit& visit) const {
+  const std::int64_t low = r.lowest_prerequisite, high = std::int64_t(r.first) - 1;  // prerequisites lie in [low, high]
+  const std::int64_t x = id, length = r.length;
+  std::int64_t k = x - high <= 0 ? 1 : (x - high + length - 1) / length;
+  for (k = std::max<std::int64_t>(k, 1); k <= r.copies && x - k * length >= low; ++k) {
+    const std::size_t p = static_cast<std::size_t>(x - k * length - low);
+    for (std::uint32_t i = r.by_prerequisite[p]; i < r.by_prerequisite[p + 1]; ++i)
+      visit(static_cast<TaskId>(r.edges[r.edge_of[i]].second + k * length));
+  }
+}
+
+template <class Visit>
+void TaskGraph::for_each_successor(TaskId id, Visit&& visit) const {
+  if (!index_fresh_) index_successors();
+  std::size_t next_run = 0;
+  // Stored dependencies and the copies' come in the order they were added: a run's copies after the stored
+  // dependencies added before it.
+  const auto visit_stored = [&](std::uint32_t edge, TaskId successor) {
+    for (; next_run < runs_.size() && runs_[next_run].edge_mark <= edge; ++next_run)
+      visit_copied_successors(runs_[next_run], id, visit);
+    visit(successor);
+  };
+  if (run_of(id) == nullptr) {
+    const std::size_t s = slot(id);
+    for (std::uint32_t i = successor_offsets_[s]; i < successor_offsets_[s + 1]; ++i)
+      visit_stored(successor_edge_[i], successor_ids_[i]);
+  } else {  // a copy's successors among tasks stored after its run
+    auto it = std::lower_bound(edges_from_copies_.begin(), edges_from_copies_.end(), id,
+                               [](const EdgeFromCopy& e, TaskId v) { return e.prerequisite < v; });
+    for (; it != edges_from_copies_.end() && it->prerequisite == id; ++it) visit_stored(it->edge, it->task);
+  }
+  for (; next_run < runs_.size(); ++next_run) visit_copied_successors(runs_[next_run], id, visit);
+}
 
 }  // namespace cpsim

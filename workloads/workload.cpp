@@ -28,7 +28,7 @@ TaskGraph generate_workload(const WorkloadInputs& in, int gpu_count) {
   const auto report = [](TaskGraph& g) {
     g.seal();  // built: only the successor index is needed from here on
     if (g.repeated_tasks() > 0)
-      spdlog::debug("repetition: {} of {} tasks copied from the layer before", g.repeated_tasks(), g.tasks().size());
+      spdlog::debug("repetition: {} of {} tasks copied from the layer before", g.repeated_tasks(), g.task_count());
   };
   if (!in.symmetry) {
     TaskGraph g = generate(in);

@@ -71,7 +71,7 @@ int collective_bench_command(const CollectiveBenchArgs& args) {
                                         {"time_per_collective_s", per_s},
                                         {"algbw_Bps", algbw_Bps},
                                         {"busbw_Bps", algbw_Bps * bus_factor(args.op, n)},
-                                        {"tasks", g.tasks().size() * g.copies_per_task()},
+                                        {"tasks", g.task_count() * g.copies_per_task()},
                                         {"flows", g.flow_count() * g.copies_per_task()},
                                         {"flows_simulated", g.flow_count()},
                                         {"collapsed", g.symmetry() ? "one GPU per orbit of " +

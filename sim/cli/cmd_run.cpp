@@ -71,7 +71,7 @@ int run_command(const ScenarioArgs& args, const std::string& output_dir) {
                                 symmetry ? &*symmetry : nullptr};
     const WallClock building;
     const TaskGraph graph = generate_workload(inputs, scenario.platform.gpu_count());
-    spdlog::info("workload: {} tasks, {} flows on {} GPUs (built in {:.3f} s)", graph.tasks().size() * graph.copies_per_task(),
+    spdlog::info("workload: {} tasks, {} flows on {} GPUs (built in {:.3f} s)", graph.task_count() * graph.copies_per_task(),
                  graph.flow_count() * graph.copies_per_task(), RankLayout(scenario.parallel).simulated_gpus(),
                  building.elapsed_s());
     const ExecutionResult result = [&] {

@@ -41,7 +41,7 @@ class Network {
 Network build_network(sg4::Engine& engine, const PlatformSpec& platform, const TaskGraph& g,
                       const ContentionPolicy& policy) {
   std::array<bool, kTrafficClasses> used{};
-  for (const Task& t : g.tasks())
+  for (const Task& t : g.stored_tasks())  // copies repeat these
     if (t.kind == TaskKind::FLOW) used[int(t.traffic)] = true;
   std::array<int, kTrafficClasses> copy_of_class{};
   std::vector<std::string> prefixes;
@@ -64,9 +64,9 @@ class DagRunner {
         shape_links_(policy.shapes_links() && !net.isolated()),
         closed_form_(closed_form && !shape_links_), link_load_(links_.size(), 0), alone_on_link_(links_.size(), -1),
         out_(out),
-        waiting_(graph.tasks().size()), link_classes_(links_.size()),
+        waiting_(graph.task_count()), link_classes_(links_.size()),
         gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
-    for (std::size_t i = 0; i < g_.tasks().size(); ++i) waiting_[i] = g_.tasks()[i].predecessor_count;
+    for (std::size_t i = 0; i < g_.task_count(); ++i) waiting_[i] = g_.task(static_cast<TaskId>(i)).predecessor_count;
   }
 
   void run(sg4::Engine& engine) {
@@ -77,7 +77,7 @@ class DagRunner {
       if (waiting_[i] == 0) start(static_cast<TaskId>(i));
     engine.run();
     finished_.clear();
-    if (completed_ != g_.tasks().size()) report_stuck();
+    if (completed_ != g_.task_count()) report_stuck();
   }
   std::size_t converted() const { return converted_; }
 
@@ -286,15 +286,16 @@ class DagRunner {
     out_.finish_s[id] = finish_s;
     ++completed_;
     if (progress_ && completed_ % 4096 == 0) report_progress();
-    for (TaskId s : g_.successors(id))
+    g_.for_each_successor(id, [this](TaskId s) {
       if (--waiting_[s] == 0) start(s);
+    });
   }
 
   void report_progress() {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_report_ < std::chrono::milliseconds(500)) return;
     last_report_ = now;
-    progress_(completed_, g_.tasks().size(), sg4::Engine::get_clock());
+    progress_(completed_, g_.task_count(), sg4::Engine::get_clock());
   }
 
   // A generator bug: name the cycle if there is one (check_acyclic throws), else the first tasks left waiting.
@@ -307,7 +308,7 @@ class DagRunner {
         stuck += (shown++ ? "; " : "") + describe_task(g_, static_cast<TaskId>(i));
       }
     throw std::logic_error(fmt::format("simulation stopped with {} of {} tasks done; stuck: {}", completed_,
-                                       g_.tasks().size(), stuck));
+                                       g_.task_count(), stuck));
   }
 
   const TaskGraph& g_;
@@ -351,9 +352,9 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
   std::vector<sg4::Link*> link_ptrs;
   std::map<std::tuple<int, int, int>, std::int32_t> route_ids;  // (network copy, src, dst)
   std::map<const sg4::Link*, std::uint32_t> link_ids;
-  out.route_of_task.assign(g.tasks().size(), -1);
-  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
-    const Task& t = g.tasks()[i];
+  out.route_of_task.assign(g.task_count(), -1);
+  for (std::size_t i = 0; i < g.task_count(); ++i) {
+    const Task& t = g.task(static_cast<TaskId>(i));
     if (t.kind != TaskKind::FLOW) continue;
     auto [it, fresh] = route_ids.try_emplace({net.copy_of(t.traffic), t.gpu, t.peer},
                                              static_cast<std::int32_t>(out.routes.size()));
@@ -397,8 +398,8 @@ ExecutionResult execute(const TaskGraph& graph, const PlatformSpec& platform, co
                net.isolated() ? ", one network copy per traffic class" : "");
 
   ExecutionResult out;
-  out.start_s.assign(graph.tasks().size(), 0);
-  out.finish_s.assign(graph.tasks().size(), 0);
+  out.start_s.assign(graph.task_count(), 0);
+  out.finish_s.assign(graph.task_count(), 0);
   auto links = record_routes(graph, net, out);
   // CM02 shares a link among flows in proportion to 1 / route latency (TCP's RTT unfairness; research notes, 4.4):
   // a PXN flow (7 us) would get 2/9 of the share of an NVLink flow (2 us) on the same port, which NVLink and NIC

@@ -102,7 +102,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   Metrics m;
   m.makespan_s = r.makespan_s;
   // A collapsed graph keeps one task per orbit (workloads/rank_symmetry.hpp): each stands for copies_per_task().
-  m.tasks = g.tasks().size() * g.copies_per_task();
+  m.tasks = g.task_count() * g.copies_per_task();
   m.flows = g.flow_count() * g.copies_per_task();
   const RankSymmetry* symmetry = g.symmetry();
   // The GPU whose figures a GPU's are: itself, or the representative it mirrors.
@@ -142,8 +142,8 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // Every GPU's compute and comm over the whole run: comm is exposed only when no kernel of any layer runs beside
   // it (a layer's gradient all-reduce or another micro-batch's collectives hide behind other layers' kernels).
   std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);  // comm_all: merged per layer, appended below
-  for (std::size_t i = 0; i < g.tasks().size(); ++i) {
-    const Task& t = g.tasks()[i];
+  for (std::size_t i = 0; i < g.task_count(); ++i) {
+    const Task& t = g.task(static_cast<TaskId>(i));
     const Interval iv{r.start_s[i], r.finish_s[i]};
     ContentionMetrics none;
     ContentionMetrics& layer_gpu = t.layer >= 0 ? gpu_contention[t.layer][t.gpu] : none;
@@ -177,20 +177,21 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // Each layer's task intervals, gathered per GPU one layer at a time (tasks by layer, in id order), summarized and
   // released: the intervals of every layer at once were a third of a large run's peak memory.
   std::vector<std::uint32_t> layer_begin(n_layers + 1, 0), by_layer;
-  for (const Task& t : g.tasks())
-    if (t.layer >= 0) ++layer_begin[t.layer + 1];
+  for (std::size_t i = 0; i < g.task_count(); ++i)
+    if (const int layer = g.task(static_cast<TaskId>(i)).layer; layer >= 0) ++layer_begin[layer + 1];
   for (std::size_t l = 0; l < n_layers; ++l) layer_begin[l + 1] += layer_begin[l];
   by_layer.resize(layer_begin.back());
   {
     std::vector<std::uint32_t> next(layer_begin.begin(), layer_begin.end() - 1);
-    for (std::size_t i = 0; i < g.tasks().size(); ++i)
-      if (g.tasks()[i].layer >= 0) by_layer[next[g.tasks()[i].layer]++] = static_cast<std::uint32_t>(i);
+    for (std::size_t i = 0; i < g.task_count(); ++i)
+      if (const int layer = g.task(static_cast<TaskId>(i)).layer; layer >= 0)
+        by_layer[next[layer]++] = static_cast<std::uint32_t>(i);
   }
   std::vector<RankLayerTimes> layer_times(gpus);  // the layer being summarized
   const auto gather_layer = [&](std::size_t l) {
     for (std::size_t k = layer_begin[l]; k < layer_begin[l + 1]; ++k) {
       const std::uint32_t i = by_layer[k];
-      const Task& t = g.tasks()[i];
+      const Task& t = g.task(static_cast<TaskId>(i));
       const Interval iv{r.start_s[i], r.finish_s[i]};
       for (int gpu : {t.gpu, t.kind == TaskKind::FLOW ? receiver(t) : -1}) {
         if (gpu < 0) continue;

@@ -253,9 +253,9 @@ nlohmann::ordered_json engine_json(const TaskGraph& g, const std::string& no_sym
   } else {
     fast["reason"] = g.uncollapsed_reason().empty() ? no_symmetry : g.uncollapsed_reason();
   }
-  fast["tasks_simulated"] = g.tasks().size();
+  fast["tasks_simulated"] = g.task_count();
   fast["flows_simulated"] = g.flow_count();
-  fast["tasks_represented"] = g.tasks().size() * g.copies_per_task();
+  fast["tasks_represented"] = g.task_count() * g.copies_per_task();
   fast["tasks_copied"] = g.repeated_tasks();  // of tasks_simulated: copied from the layer before, not built
   return {{"fast_path", fast}};
 }

@@ -122,7 +122,7 @@ class TraceBuilder {
   void assign_lanes(std::vector<int>& next_stream) {
     // Keyed (gpu, class, is_recv) so that a GPU's send lanes come before its receive lanes.
     std::map<std::tuple<int, int, bool>, std::vector<CommSlice>> families;
-    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+    for (TaskId i = 0; i < g_.task_count(); ++i) {
       const Task& t = g_.task(i);
       if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
       const std::int64_t s = to_ns(r_.start_s[i]), e = to_ns(r_.finish_s[i]);
@@ -225,7 +225,7 @@ class TraceBuilder {
   void assign_layer_lanes(std::vector<int>& next_stream) {
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> span(
         g_.layers().size(), std::vector<std::pair<std::int64_t, std::int64_t>>(gpus_, {INT64_MAX, -1}));
-    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+    for (TaskId i = 0; i < g_.task_count(); ++i) {
       const Task& t = g_.task(i);
       if (t.layer < 0 || !shown_layer(t.layer)) continue;
       for (int c = 0; c < copies_; ++c)
@@ -270,7 +270,7 @@ class TraceBuilder {
 
   void write_tasks() {
     std::size_t flow_id = 0;
-    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+    for (TaskId i = 0; i < g_.task_count(); ++i) {
       const Task& t = g_.task(i);
       if (!shown_layer(t.layer)) continue;
       const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
@@ -325,7 +325,7 @@ class TraceBuilder {
   void write_link_counters() {
     // Per directed link: +rate at transfer start, -rate at its end.
     std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
-    for (TaskId i = 0; i < g_.tasks().size(); ++i) {
+    for (TaskId i = 0; i < g_.task_count(); ++i) {
       const Task& t = g_.task(i);
       if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
       const FlowRoute& route = r_.routes[r_.route_of_task[i]];
