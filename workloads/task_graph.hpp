@@ -132,6 +132,9 @@ class TaskGraph {
     return task_beyond_first_run(id);
   }
   std::vector<Task> all_tasks() const;  // every task, in id order (tests, small graphs)
+  // Every task in id order, as visit(id, task): what a pass over the whole graph should use (no lookup per task).
+  template <class Visit>
+  void for_each_task(Visit&& visit) const;
   // The tasks stored: every distinct task content (each copy of a stretch repeats a stored one but for its layer).
   const std::vector<Task>& stored_tasks() const { return tasks_; }
   const std::vector<LayerInfo>& layers() const { return layers_; }
@@ -285,6 +288,22 @@ void TaskGraph::visit_copied_successors(const RepeatRun& r, TaskId id, Visit& vi
     for (std::uint32_t i = r.by_prerequisite[p]; i < r.by_prerequisite[p + 1]; ++i)
       visit(static_cast<TaskId>(r.edges[r.edge_of[i]].second + k * length));
   }
+}
+
+template <class Visit>
+void TaskGraph::for_each_task(Visit&& visit) const {
+  TaskId id = 0;
+  std::size_t stored = 0;
+  for (const RepeatRun& r : runs_) {
+    for (; id < r.first; ++id) visit(id, tasks_[stored++]);
+    for (std::uint32_t k = 1; k <= r.copies; ++k)
+      for (std::uint32_t j = 0; j < r.length; ++j) {
+        Task t = tasks_[r.source_slot + j];
+        if (t.layer >= 0) t.layer += static_cast<int>(k) * r.layer_step;
+        visit(id++, static_cast<const Task&>(t));
+      }
+  }
+  for (; stored < tasks_.size(); ++stored) visit(id++, tasks_[stored]);
 }
 
 template <class Visit>

@@ -143,6 +143,7 @@ void TaskGraph::repeat(const Mark& from, int model_layer_step) {
 // Where ids sit: stored tasks in id order, each run's copies between them.
 const TaskGraph::RepeatRun* TaskGraph::run_of(TaskId id) const {
   if (runs_.empty() || id < runs_.front().first) return nullptr;
+  if (runs_.size() == 1) return id < runs_.front().end() ? &runs_.front() : nullptr;
   auto it = std::upper_bound(runs_.begin(), runs_.end(), id, [](TaskId v, const RepeatRun& r) { return v < r.first; });
   --it;
   return id < it->end() ? &*it : nullptr;

@@ -66,7 +66,7 @@ class DagRunner {
         out_(out),
         waiting_(graph.task_count()), link_classes_(links_.size()),
         gpu_classes_(net.gpus()), gpu_queued_(net.gpus()), running_(net.gpus()) {
-    for (std::size_t i = 0; i < g_.task_count(); ++i) waiting_[i] = g_.task(static_cast<TaskId>(i)).predecessor_count;
+    g_.for_each_task([this](TaskId i, const Task& t) { waiting_[i] = t.predecessor_count; });
   }
 
   void run(sg4::Engine& engine) {
@@ -91,9 +91,9 @@ class DagRunner {
       running_[t.gpu] = {id, now, now, t.duration_s, policy_.compute_stretch(kernels_on(t.gpu)), nullptr};
       schedule_kernel_end(t.gpu);
     } else if (!policy_.admits(t.traffic, on_pair(gpu_classes_, t), on_pair(gpu_queued_, t))) {
-      enqueue(id);  // e.g. exclusive: another class is busy on, or already waiting for, one of its GPUs
+      enqueue(id, t);  // e.g. exclusive: another class is busy on, or already waiting for, one of its GPUs
     } else {
-      launch_flow(id);
+      launch_flow(id, t);
     }
   }
 
@@ -125,27 +125,26 @@ class DagRunner {
   // An admitted flow holds its place (counts, exclusive admission) from now on; its bytes move after its fixed
   // cost (calibrated protocol and call latency) and its route's wire latency, which a timer spends without touching
   // the network (the links themselves carry no latency: see execute()).
-  void launch_flow(TaskId id) {
-    const Task& t = g_.task(id);
-    account_flow(id, +1);
+  // (A task of a copied stretch is built on demand, so the helpers take it along rather than look it up again.)
+  void launch_flow(TaskId id, const Task& t) {
+    account_flow(id, t, +1);
     out_.start_s[id] = sg4::Engine::get_clock();
     const double wait_s = t.duration_s + out_.routes[out_.route_of_task[id]].latency_s;
-    if (wait_s <= 0) return move_bytes(id);
+    if (wait_s <= 0) return move_bytes(id, t);
     // Flows of one collective step (or symmetric ring hops) share a deadline: one engine timer moves them all.
     auto [it, fresh] = overheads_.try_emplace(out_.start_s[id] + wait_s);
     it->second.push_back(id);
     if (fresh)
       simgrid::kernel::timer::Timer::set(it->first, [this, deadline = it->first] {
         const auto node = overheads_.extract(deadline);
-        for (TaskId f : node.mapped()) move_bytes(f);
+        for (TaskId f : node.mapped()) move_bytes(f, g_.task(f));
       });
   }
 
   // The flow's bytes start moving: alone on every link of its route, it ends at now + bytes / bottleneck (what
   // max-min sharing gives a lone flow) on a timer; else it is an engine comm, and any flow alone on one of its links
   // becomes one too, with the bytes it has left, from now on.
-  void move_bytes(TaskId id) {
-    const Task& t = g_.task(id);
+  void move_bytes(TaskId id, const Task& t) {
     const double payload = static_cast<double>(std::llround(t.bytes));
     const std::vector<std::uint32_t>& links = out_.routes[out_.route_of_task[id]].links;
     if (closed_form_) {
@@ -156,11 +155,10 @@ class DagRunner {
         if (alone_on_link_[l] >= 0) to_engine(static_cast<TaskId>(alone_on_link_[l]));
       for (std::uint32_t l : links) ++link_load_[l];
     }
-    start_comm(id, payload);
+    start_comm(id, t, payload);
   }
 
-  void start_comm(TaskId id, double payload) {
-    const Task& t = g_.task(id);
+  void start_comm(TaskId id, const Task& t, double payload) {
     sg4::CommPtr c = sg4::Comm::sendto_init(net_.host(t.traffic, t.gpu), net_.host(t.traffic, t.peer));
     c->set_payload_size(static_cast<std::uint64_t>(payload));
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(id) + 1));
@@ -202,7 +200,7 @@ class DagRunner {
     release_alone_links(id);
     const double left = a.payload - a.rate_Bps * (sg4::Engine::get_clock() - a.bytes_start_s);
     ++converted_;
-    start_comm(id, std::max(0.0, std::round(left)));
+    start_comm(id, g_.task(id), std::max(0.0, std::round(left)));
   }
 
   // Comm kernels running on a GPU: one per traffic class with flows in flight there (sim/engine/contention_policy.cpp).
@@ -223,8 +221,7 @@ class DagRunner {
     return c;
   }
 
-  void enqueue(TaskId id) {
-    const Task& t = g_.task(id);
+  void enqueue(TaskId id, const Task& t) {
     out_.held_ready_s.emplace(id, sg4::Engine::get_clock());
     queued_.push_back(id);
     ++gpu_queued_[t.gpu][int(t.traffic)];
@@ -232,8 +229,7 @@ class DagRunner {
   }
 
   // A flow starts (+1) or ends (-1): per-GPU and per-link counts, and the links' capacity under the policy.
-  void account_flow(TaskId id, int delta) {
-    const Task& t = g_.task(id);
+  void account_flow(TaskId id, const Task& t, int delta) {
     const int cls = int(t.traffic);
     gpu_classes_[t.gpu][cls] += delta;
     gpu_classes_[receiver(t)][cls] += delta;
@@ -255,7 +251,7 @@ class DagRunner {
         it = queued_.erase(it);
         --gpu_queued_[t.gpu][int(t.traffic)];
         --gpu_queued_[receiver(t)][int(t.traffic)];
-        launch_flow(id);
+        launch_flow(id, t);
       } else {
         ++ahead[t.gpu][int(t.traffic)];
         ++ahead[receiver(t)][int(t.traffic)];
@@ -276,7 +272,7 @@ class DagRunner {
   }
 
   void flow_done(TaskId id, double finish_s) {
-    account_flow(id, -1);
+    account_flow(id, g_.task(id), -1);
     complete(id, out_.start_s[id], finish_s);
     if (!queued_.empty()) drain_queue();
   }
@@ -353,9 +349,8 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
   std::map<std::tuple<int, int, int>, std::int32_t> route_ids;  // (network copy, src, dst)
   std::map<const sg4::Link*, std::uint32_t> link_ids;
   out.route_of_task.assign(g.task_count(), -1);
-  for (std::size_t i = 0; i < g.task_count(); ++i) {
-    const Task& t = g.task(static_cast<TaskId>(i));
-    if (t.kind != TaskKind::FLOW) continue;
+  g.for_each_task([&](TaskId i, const Task& t) {
+    if (t.kind != TaskKind::FLOW) return;
     auto [it, fresh] = route_ids.try_emplace({net.copy_of(t.traffic), t.gpu, t.peer},
                                              static_cast<std::int32_t>(out.routes.size()));
     if (fresh) {
@@ -376,7 +371,7 @@ std::vector<sg4::Link*> record_routes(const TaskGraph& g, const Network& net, Ex
       out.routes.push_back(std::move(r));
     }
     out.route_of_task[i] = it->second;
-  }
+  });
   return link_ptrs;
 }
 

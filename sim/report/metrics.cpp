@@ -142,8 +142,7 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
   // Every GPU's compute and comm over the whole run: comm is exposed only when no kernel of any layer runs beside
   // it (a layer's gradient all-reduce or another micro-batch's collectives hide behind other layers' kernels).
   std::vector<std::vector<Interval>> busy_all(gpus), comm_all(gpus);  // comm_all: merged per layer, appended below
-  for (std::size_t i = 0; i < g.task_count(); ++i) {
-    const Task& t = g.task(static_cast<TaskId>(i));
+  g.for_each_task([&](TaskId i, const Task& t) {
     const Interval iv{r.start_s[i], r.finish_s[i]};
     ContentionMetrics none;
     ContentionMetrics& layer_gpu = t.layer >= 0 ? gpu_contention[t.layer][t.gpu] : none;
@@ -173,19 +172,20 @@ Metrics compute_metrics(const Scenario& s, const TaskGraph& g, const ExecutionRe
       if (t.traffic == Traffic::CP && t.layer >= 0)  // a re-layout between kinds is not the kind's own traffic
         (is_relayout(g, t) ? relayout_received : cp_received)[t.layer][receiver(t)] += t.bytes;
     }
-  }
+  });
   // Each layer's task intervals, gathered per GPU one layer at a time (tasks by layer, in id order), summarized and
   // released: the intervals of every layer at once were a third of a large run's peak memory.
   std::vector<std::uint32_t> layer_begin(n_layers + 1, 0), by_layer;
-  for (std::size_t i = 0; i < g.task_count(); ++i)
-    if (const int layer = g.task(static_cast<TaskId>(i)).layer; layer >= 0) ++layer_begin[layer + 1];
+  g.for_each_task([&](TaskId, const Task& t) {
+    if (t.layer >= 0) ++layer_begin[t.layer + 1];
+  });
   for (std::size_t l = 0; l < n_layers; ++l) layer_begin[l + 1] += layer_begin[l];
   by_layer.resize(layer_begin.back());
   {
     std::vector<std::uint32_t> next(layer_begin.begin(), layer_begin.end() - 1);
-    for (std::size_t i = 0; i < g.task_count(); ++i)
-      if (const int layer = g.task(static_cast<TaskId>(i)).layer; layer >= 0)
-        by_layer[next[layer]++] = static_cast<std::uint32_t>(i);
+    g.for_each_task([&](TaskId i, const Task& t) {
+      if (t.layer >= 0) by_layer[next[t.layer]++] = i;
+    });
   }
   std::vector<RankLayerTimes> layer_times(gpus);  // the layer being summarized
   const auto gather_layer = [&](std::size_t l) {

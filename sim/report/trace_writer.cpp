@@ -122,9 +122,8 @@ class TraceBuilder {
   void assign_lanes(std::vector<int>& next_stream) {
     // Keyed (gpu, class, is_recv) so that a GPU's send lanes come before its receive lanes.
     std::map<std::tuple<int, int, bool>, std::vector<CommSlice>> families;
-    for (TaskId i = 0; i < g_.task_count(); ++i) {
-      const Task& t = g_.task(i);
-      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
+    g_.for_each_task([&](TaskId i, const Task& t) {
+      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) return;
       const std::int64_t s = to_ns(r_.start_s[i]), e = to_ns(r_.finish_s[i]);
       for (int c = 0; c < copies_; ++c) {
         const int src = on_copy(t.gpu, c), dst = on_copy(t.peer, c);
@@ -132,7 +131,7 @@ class TraceBuilder {
         if (shown_gpu(dst))
           families[{dst, int(t.traffic), true}].push_back({recv_start_ns(i), e, src, i, copy_key(i, c), false});
       }
-    }
+    });
     for (auto& [key, slices] : families) {
       auto [gpu, cls, is_recv] = key;
       const bool send = !is_recv;
@@ -225,9 +224,8 @@ class TraceBuilder {
   void assign_layer_lanes(std::vector<int>& next_stream) {
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> span(
         g_.layers().size(), std::vector<std::pair<std::int64_t, std::int64_t>>(gpus_, {INT64_MAX, -1}));
-    for (TaskId i = 0; i < g_.task_count(); ++i) {
-      const Task& t = g_.task(i);
-      if (t.layer < 0 || !shown_layer(t.layer)) continue;
+    g_.for_each_task([&](TaskId i, const Task& t) {
+      if (t.layer < 0 || !shown_layer(t.layer)) return;
       for (int c = 0; c < copies_; ++c)
         for (int gpu : {on_copy(t.gpu, c), on_copy(t.peer, c)}) {
           if (gpu < 0) continue;
@@ -235,7 +233,7 @@ class TraceBuilder {
           a = std::min(a, to_ns(r_.start_s[i]));
           b = std::max(b, to_ns(r_.finish_s[i]));
         }
-    }
+    });
     for (int gpu = 0; gpu < gpus_; ++gpu) {
       if (!shown_gpu(gpu)) continue;
       std::vector<LayerSlice> slices;
@@ -270,9 +268,8 @@ class TraceBuilder {
 
   void write_tasks() {
     std::size_t flow_id = 0;
-    for (TaskId i = 0; i < g_.task_count(); ++i) {
-      const Task& t = g_.task(i);
-      if (!shown_layer(t.layer)) continue;
+    g_.for_each_task([&](TaskId i, const Task& t) {
+      if (!shown_layer(t.layer)) return;
       const std::int64_t start = to_ns(r_.start_s[i]), end = to_ns(r_.finish_s[i]);
       for (int c = 0; c < copies_; ++c) {
         const int src = on_copy(t.gpu, c), dst = on_copy(t.peer, c);
@@ -300,7 +297,7 @@ class TraceBuilder {
                           pid(dst), tid(dst, recv_stream_[key]), us(arrive), cat, quoted_name(t.name, 0), flow_id));
         ++stats_.flows;
       }
-    }
+    });
   }
 
   // One counter per GPU process: its memory in GiB (3 decimals), a point at each change.
@@ -325,18 +322,17 @@ class TraceBuilder {
   void write_link_counters() {
     // Per directed link: +rate at transfer start, -rate at its end.
     std::vector<std::map<std::int64_t, double>> deltas(r_.link_names.size());
-    for (TaskId i = 0; i < g_.task_count(); ++i) {
-      const Task& t = g_.task(i);
-      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) continue;
+    g_.for_each_task([&](TaskId i, const Task& t) {
+      if (t.kind != TaskKind::FLOW || !shown_layer(t.layer)) return;
       const FlowRoute& route = r_.routes[r_.route_of_task[i]];
-      const double t0 = r_.start_s[i] + g_.task(i).duration_s + route.latency_s, t1 = r_.finish_s[i];
-      if (t1 <= t0) continue;
-      const double rate = g_.task(i).bytes / (t1 - t0);
+      const double t0 = r_.start_s[i] + t.duration_s + route.latency_s, t1 = r_.finish_s[i];
+      if (t1 <= t0) return;
+      const double rate = t.bytes / (t1 - t0);
       for (auto link : route.links) {
         deltas[link][to_ns(t0)] += rate;
         deltas[link][to_ns(t1)] -= rate;
       }
-    }
+    });
     // Grouped per node: a node's NVLink ports and NICs under "node<k> links", after the GPUs; switch, spine and
     // XML-named links under "fabric links". Within a group, by name.
     std::map<int, std::vector<std::pair<std::string, std::size_t>>> by_group;  // node (-1: fabric): (name, link)
