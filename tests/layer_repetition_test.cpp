@@ -92,6 +92,41 @@ TEST_CASE("layer repetition: a backward pass (model layers last to first) copies
   CHECK(repeated.layers().back().place.model_layer == 0);
 }
 
+// A forward pass, then a backward pass from its outputs (its first layers wait on the forward's copied layers), then
+// a tail kernel on every GPU after the backward's copies: a graph mixing stored tasks and copies both ways.
+int forward_then_backward(TaskGraph& g, int layers, bool repeat) {
+  int copied = 0;
+  LayerRepetition::Ready ready(1, RankTasks(kGpus));
+  for (int pass = 0; pass < 2; ++pass) {
+    LayerRepetition rep(g, repeat, pass == 0 ? 1 : -1);
+    const std::string key = pass == 0 ? "forward" : "backward";
+    for (int i = 0; i < layers; ++i) {
+      if (rep.copy(key, ready)) {
+        ++copied;
+        continue;
+      }
+      rep.begin(key, ready);
+      ready = layer(g, pass == 0 ? i : layers - 1 - i, ready);
+      rep.end(ready);
+    }
+  }
+  for (int gpu = 0; gpu < kGpus; ++gpu) g.depend_all(g.add_compute(gpu, "tail", -1, -1, 1e-4, 1, 1), ready[0][gpu]);
+  return copied;
+}
+
+TEST_CASE("layer repetition: stored tasks after copies, and copies after stored tasks, equal a graph built by hand") {
+  TaskGraph by_hand(kGpus), repeated(kGpus);
+  forward_then_backward(by_hand, 5, false);
+  // Forward: layer 0 waits on nothing, so 1 is not 0 moved; 2 is 1 moved: 3 and 4 are copies. Backward: its first
+  // layer waits on the forward's last, so its second is the first moved: its last 3 are copies.
+  CHECK(forward_then_backward(repeated, 5, true) == 5);
+  require_same(by_hand, repeated);
+  repeated.seal();  // the successor index alone, edges dropped: the same successors
+  require_same(by_hand, repeated);
+  CHECK(repeated.dependency_count() == by_hand.dependency_count());
+  CHECK_THROWS_AS(repeated.add_compute(0, "late", -1, -1, 1, 1, 1), std::logic_error);  // sealed
+}
+
 TEST_CASE("layer repetition: copied layers equal the layers built by hand, collapsed") {
   TaskGraph by_hand(kGpus), repeated(kGpus);
   by_hand.collapse_by(RankSymmetry(2, kGpus));

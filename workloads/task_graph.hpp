@@ -118,7 +118,7 @@ class TaskGraph {
   // a vector doubling (old + new buffers) at millions of tasks.
   void reserve(std::size_t tasks, std::size_t dependencies);
   std::size_t dependency_count() const {
-    return (sealed_ ? successor_ids_.size() : edges_.size()) + copied_edges_;
+    return (sealed_ ? successor_ids_.size() + edges_from_copies_.size() : edges_.size()) + copied_edges_;
   }
   // The graph is complete: index the successors and drop the edge list (a third of a large graph's memory), which
   // only building needs. Adding a task or a dependency afterwards is a logic_error.
