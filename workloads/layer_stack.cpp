@@ -60,7 +60,8 @@ class LayerStackBuilder : GraphBuilder {
     if (estimate > double(g_.task_limit()))
       throw WorkloadTooLarge(fmt::format("about {:.3g} tasks ({}, ~{} of memory), past the limit of {} (run.max_tasks, "
                                          "or --max-tasks)", estimate, what, memory, g_.task_limit()));
-    if (estimate > 1e6) spdlog::info("workload: building about {:.3g} tasks (~{} of memory)", estimate, memory);
+    if (estimate > 1e6)  // layers copied (TaskGraph::repeat) are not stored: then far less
+      spdlog::info("workload: building about {:.3g} tasks (up to ~{} of memory)", estimate, memory);
     // With layer repetition only the layers that differ are stored (TaskGraph::repeat): nothing to make room for.
     if (!in_.run.fast_path)
       g_.reserve(std::size_t(double(g_.task_count()) * parts), std::size_t(double(g_.dependency_count()) * parts));

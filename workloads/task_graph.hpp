@@ -63,8 +63,10 @@ static_assert(sizeof(Task) == 48, "a task's size sets the memory of large runs")
 class CollectiveMachine;  // workloads/nccl_collectives.hpp
 
 // A workload past its task limit (run.max_tasks): refused before it exhausts memory, with the count in the message.
-// Peak resident memory per task of a run (graph, engine activities, per-task results): measured on
-// scenarios/contention-modes.yaml at 50 and 100 micro-batches (2.19 M and 4.37 M tasks: 0.71 and 1.39 GB RSS).
+// Peak resident memory per task of a run whose every layer is stored (graph, engine activities, per-task results),
+// rounded up: scenarios/contention-modes.yaml at 50 and 100 micro-batches (2.19 M and 4.37 M tasks) took 0.71 and
+// 1.39 GB before the graph was sealed, 0.59 GB at 50 with --no-fast-path after. Copied layers are not stored: with
+// repetition the same runs take 0.20 and 0.37 GB.
 constexpr double kPeakBytesPerTask = 320;
 
 // `key` names the scenario key the report points at (the limit to raise, or what to make smaller).
