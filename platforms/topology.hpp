@@ -10,7 +10,9 @@
 // the GPU of the source node on the destination's rail. Each port link carries half of the one-way latency, so a
 // route costs exactly nvlink_latency, nic_latency, or their sum.
 #pragma once
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "platforms/platform_spec.hpp"
@@ -44,5 +46,15 @@ class Topology {
 
 // The directed name of a link as reports and traces show it: "n0_nvl3 up".
 std::string directed_link_name(const PortLink& link, bool up);
+
+// A GPU's port by name: "n<node>_nvl<local>" (its NVLink port) or "n<node>_nic<local>" (its NIC). The one place
+// that knows the format; SimGrid names a port's two directions <name>_UP and <name>_DOWN (split-duplex).
+enum class PortKind { NVLINK, NIC };
+struct PortName {
+  PortKind kind = PortKind::NVLINK;
+  int node = 0, local_gpu = 0;
+  std::string str() const;
+  static std::optional<PortName> parse(std::string_view name);  // the whole of `name`, else nullopt
+};
 
 }  // namespace cpsim

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "platforms/topology.hpp"
 #include "sim/report/json_text.hpp"
 #include "workloads/rank_layout.hpp"
 
@@ -30,33 +31,26 @@ struct CommSlice {
 
 // A link the platform builder named after its GPU: "<class>/" (a staggered class's copy of the network, or none),
 // "n<node>_", "nvl" or "nic", "<local GPU>_", "UP" or "DOWN".
+// A SimGrid link of a GPU's port, "[<network copy>/]<port>_UP|_DOWN" (platforms/topology.hpp names the ports).
 struct GpuLinkName {
-  std::string prefix, kind, direction;
-  int node = 0, local = 0;
+  std::string prefix, direction;
+  PortName port;
 
   static std::optional<GpuLinkName> parse(const std::string& name) {
+    const std::size_t slash = name.find('/'), from = slash == std::string::npos ? 0 : slash + 1;
+    const std::size_t underscore = name.rfind('_');
+    if (underscore == std::string::npos || underscore < from) return std::nullopt;
     GpuLinkName n;
-    const std::size_t slash = name.find('/');
-    std::size_t i = slash == std::string::npos ? 0 : slash + 1;
-    n.prefix = name.substr(0, i);
-    const auto number = [&](int& out) {
-      const std::size_t from = i;
-      for (out = 0; i < name.size() && i - from < 9 && name[i] >= '0' && name[i] <= '9'; ++i) out = out * 10 + (name[i] - '0');
-      return i > from;
-    };
-    if (name.compare(i, 1, "n") != 0) return std::nullopt;
-    ++i;
-    if (!number(n.node) || name.compare(i, 1, "_") != 0) return std::nullopt;
-    n.kind = name.substr(++i, 3);
-    if (n.kind != "nvl" && n.kind != "nic") return std::nullopt;
-    i += 3;
-    if (!number(n.local) || name.compare(i, 1, "_") != 0) return std::nullopt;
-    n.direction = name.substr(i + 1);
+    n.prefix = name.substr(0, from);
+    n.direction = name.substr(underscore + 1);
     if (n.direction != "UP" && n.direction != "DOWN") return std::nullopt;
+    const auto port = PortName::parse(std::string_view(name).substr(from, underscore - from));
+    if (!port) return std::nullopt;
+    n.port = *port;
     return n;
   }
-  std::string at(int node_, int local_) const {
-    return fmt::format("{}n{}_{}{}_{}", prefix, node_, kind, local_, direction);
+  std::string at(int node, int local_gpu) const {
+    return prefix + PortName{port.kind, node, local_gpu}.str() + "_" + direction;
   }
 };
 
@@ -357,9 +351,9 @@ class TraceBuilder {
   std::vector<std::pair<int, std::string>> orbit_of_link(const std::string& name) const {
     const auto parsed = GpuLinkName::parse(name);
     if (!parsed) return {{-1, name}};
-    const auto found = gpu_at_.find({parsed->node, parsed->local});
+    const auto found = gpu_at_.find({parsed->port.node, parsed->port.local_gpu});
     if (!symmetry_ || found == gpu_at_.end() || !symmetry_->is_representative(found->second))
-      return {{parsed->node, name}};
+      return {{parsed->port.node, name}};
     std::vector<std::pair<int, std::string>> orbit;
     for (int c = 0; c < copies_; ++c) {
       const GpuSlot& slot = s_.platform.gpus[on_copy(found->second, c)];
