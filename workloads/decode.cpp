@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "workloads/attention/registry.hpp"
 #include "workloads/graph_builder.hpp"
+#include "workloads/layer_repetition.hpp"
 #include "workloads/nccl_collectives.hpp"
 #include "workloads/rank_layout.hpp"
 #include "workloads/roofline.hpp"
@@ -47,13 +50,22 @@ class DecodeBuilder : GraphBuilder {
     std::vector<RankTasks> ready(mbs, RankTasks(layout_.used_gpus()));
     for (int step = 0; step < in_.run.new_tokens; ++step) {
       std::vector<int> where(mbs, -2);  // the token's CP rank (-1: every rank; -2: only its id, at a step's start)
+      // Layers repeat within a step (workloads/layer_repetition.hpp); steps do not: the context grows a token.
+      LayerRepetition repetition(g_, in_.run.fast_path);
       for (int l = 0; l < in_.model.layers; ++l) {
         const int home = decode_layer_home(in_, l, step);
+        const std::string key = layer_key(l, home, where.front());
+        if (l > 0 && repetition.copy(key, ready)) {
+          std::fill(where.begin(), where.end(), home);
+          continue;
+        }
+        repetition.begin(key, ready);
         std::vector<Pending> pending;
         for (int mb = 0; mb < mbs; ++mb)
           pending.push_back(attention_start({l, step, mbs > 1 ? mb : -1}, home, where[mb], ready[mb]));
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = attention_finish(pending[mb]);
         for (int mb = 0; mb < mbs; ++mb) ready[mb] = ffn(pending[mb], ready[mb]);
+        repetition.end(ready);
         std::fill(where.begin(), where.end(), home);
       }
     }
@@ -62,6 +74,14 @@ class DecodeBuilder : GraphBuilder {
 
  private:
   double B() const { return in_.run.batch; }
+
+  // All that building decode layer `index` of a step reads besides its input tasks: its kinds, FFN, the GPU it
+  // runs on and where the token comes from (the step, hence the context, is the same for a step's layers).
+  std::string layer_key(int index, int home, int where) const {
+    const MoeSpec& moe = in_.model.moe;
+    return fmt::format("{} moe {} home {} from {}", layer_kinds_name(in_.model.layer_kind(index)),
+                       moe.experts > 0 && index >= moe.first_dense_layers, home, where);
+  }
 
   KernelCost gemm(double k, double n, Dtype dt) const {
     const double flops = 2 * B() * k * n, bytes = (k * n + B() * k + B() * n) * dtype_bytes(dt);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "platforms/topology.hpp"
 #include "sim/report/json_text.hpp"
@@ -395,7 +396,7 @@ class TraceBuilder {
   std::map<std::tuple<int, int, bool, int>, int> lanes_;
   std::vector<LayerSlice> layer_slices_;
   std::map<std::pair<int, int>, std::string> thread_names_;
-  std::map<std::uint64_t, int> send_stream_, recv_stream_;  // by copy_key
+  std::unordered_map<std::uint64_t, int> send_stream_, recv_stream_;  // by copy_key (looked up, never iterated)
   std::map<int, std::vector<int>> layer_streams_;  // per GPU: its layer lanes' streams, in lane order
   std::map<std::pair<std::uint16_t, int>, std::string> quoted_names_;
 };

@@ -86,6 +86,7 @@ done
 compare "prefill contention exclusive" whole $q "${base[@]}" --set contention.mode=exclusive
 compare "decode tree" collapsed $q "${base[@]}" --set run.phase=decode --set cp.dense.algorithm=tree --set run.new_tokens=2
 compare "decode pass-q" collapsed $q "${base[@]}" --set run.phase=decode --set cp.dense.algorithm=pass-q
+compare "decode micro-batches" collapsed $q "${base[@]}" --set run.phase=decode --set cp.dense.algorithm=tree --set run.micro_batches=2 --set run.new_tokens=2
 compare "train ring" collapsed $q "${base[@]}" --set run.phase=train
 compare "train ulysses" collapsed $q "${base[@]}" --set run.phase=train --set cp.dense.algorithm=ulysses
 compare "train micro-batches, full recompute" collapsed $q "${base[@]}" --set run.phase=train --set run.micro_batches=2 --set run.recompute=full
