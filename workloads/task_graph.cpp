@@ -260,7 +260,7 @@ std::vector<TaskId> TaskGraph::successors(TaskId id) const {
 std::vector<Task> TaskGraph::all_tasks() const {
   std::vector<Task> out;
   out.reserve(task_count_);
-  for (std::size_t i = 0; i < task_count_; ++i) out.push_back(task(static_cast<TaskId>(i)));
+  for_each_task([&out](TaskId, const Task& t) { out.push_back(t); });
   return out;
 }
 

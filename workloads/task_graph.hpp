@@ -236,6 +236,12 @@ class TaskGraph {
   std::size_t copied_edges_ = 0;  // dependencies of copies (derived, not stored)
   std::size_t slot(TaskId id) const;                // a stored task's place in tasks_
   const RepeatRun* run_of(TaskId id) const;         // the run holding a copied task, or nullptr (stored)
+  struct Placement {
+    std::size_t slot;       // the stored task it is (or copies)
+    std::uint32_t copy;     // 0: stored; k: copy k of its run
+    const RepeatRun* run;   // nullptr when stored
+  };
+  Placement placement(TaskId id) const;
   Task task_beyond_first_run(TaskId id) const;
   template <class Visit>
   void visit_copied_successors(const RepeatRun& r, TaskId id, Visit& visit) const;

@@ -158,21 +158,24 @@ std::size_t TaskGraph::slot(TaskId id) const {
   return id - copied;
 }
 
-Task TaskGraph::task_beyond_first_run(TaskId id) const {
+// Where a task is kept: copy `copy` (0 = stored) of the task in tasks_[slot].
+TaskGraph::Placement TaskGraph::placement(TaskId id) const {
   const RepeatRun* r = run_of(id);
-  if (!r) return tasks_[slot(id)];
-  const std::uint32_t offset = id - r->first, copy = offset / r->length + 1;
-  Task t = tasks_[r->source_slot + offset % r->length];
-  if (t.layer >= 0) t.layer += static_cast<int>(copy) * r->layer_step;
+  if (!r) return {slot(id), 0, nullptr};
+  const std::uint32_t offset = id - r->first;
+  return {r->source_slot + offset % r->length, offset / r->length + 1, r};
+}
+
+Task TaskGraph::task_beyond_first_run(TaskId id) const {
+  const Placement p = placement(id);
+  Task t = tasks_[p.slot];
+  if (p.run && t.layer >= 0) t.layer += static_cast<int>(p.copy) * p.run->layer_step;
   return t;
 }
 
 std::uint32_t TaskGraph::kept_seq_of(TaskId id) const {
-  const RepeatRun* r = run_of(id);
-  if (!r) return kept_seq_[slot(id)];
-  const std::uint32_t offset = id - r->first, copy = offset / r->length + 1;
-  const std::size_t source = r->source_slot + offset % r->length;
-  return kept_seq_[source] + copy * r->owned_per_copy[tasks_[source].gpu];
+  const Placement p = placement(id);
+  return kept_seq_[p.slot] + (p.run ? p.copy * p.run->owned_per_copy[tasks_[p.slot].gpu] : 0);
 }
 
 TaskId TaskGraph::kept_by_seq(int rep, std::uint32_t seq) const {
